@@ -1,0 +1,3 @@
+from oryxtui.cli import main
+
+raise SystemExit(main())

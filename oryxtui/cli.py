@@ -1,0 +1,206 @@
+"""The `oryxtui` command. Scriptable subcommands never import Textual."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from oryxtui import __version__
+from oryxtui.config import Settings, load_settings
+from oryxtui.errors import OryxError, UsageError
+from oryxtui.memory.service import MemoryService
+from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"oryxtui: warning: {message}\n")
+
+
+def _open(args: argparse.Namespace) -> tuple[Workspace, Settings]:
+    workspace = find_workspace(args.root)
+    return workspace, load_settings(workspace.config_path)
+
+
+def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None]:
+    """The service and the agent for a `memory` command, warning about an unsafe or unknown name."""
+    workspace, settings = _open(args)
+    service = MemoryService.open(workspace, settings)
+    agent = args.agent
+    if agent is not None and not is_valid_agent_name(agent):
+        _warn(
+            f"{agent!r} is not a valid agent name (letters, digits, '_' and '-' only); "
+            "using the global memory."
+        )
+        agent = None
+    elif agent is not None and agent not in workspace.list_agents():
+        _warn(f"no agent named {agent!r} has an AGENT.md in {workspace.root}.")
+    return service, agent
+
+
+def cmd_memory_show(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    snapshot = service.snapshot(agent)
+    if snapshot.warning:
+        _warn(snapshot.warning)
+    if args.json:
+        _print_json(snapshot.to_json())
+    else:
+        sys.stdout.write(snapshot.context() + "\n")
+    return EXIT_OK
+
+
+def cmd_memory_save(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        raise UsageError("Nothing to save: the content is empty.")
+    service, agent = _memory_service(args)
+    entry = service.save(agent, text, args.scope)
+    if args.json:
+        _print_json({"agent": agent, "scope": args.scope, "entry": entry.to_json()})
+    else:
+        where = f"agent {agent}" if agent else "the global memory"
+        sys.stdout.write(f"Saved to {where} ({args.scope}): {entry.line}\n")
+    return EXIT_OK
+
+
+def cmd_memory_recall(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    hits = service.recall(agent, args.keyword)
+    if args.json:
+        _print_json({"keyword": args.keyword, "hits": [hit.to_json() for hit in hits]})
+    else:
+        sys.stdout.writelines(hit.line + "\n" for hit in hits)
+    return EXIT_OK
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    workspace = init_workspace(args.path)
+    sys.stdout.write(f"Workspace ready at {workspace.root}\n")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from oryxtui.demo import create_demo_workspace
+
+    workspace, created = create_demo_workspace(Path(args.path))
+    verb = "Created" if created else "Using the existing"
+    sys.stdout.write(f"{verb} demo workspace at {workspace.root}\n")
+    if args.no_open:
+        sys.stdout.write(f"Look at it with: oryxtui memory show --root {args.path} --agent atlas\n")
+        return EXIT_OK
+    return _run_dashboard(workspace, live=args.live)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    workspace = find_workspace(args.root)
+    return _run_dashboard(workspace, live=False)
+
+
+def _run_dashboard(workspace: Workspace, live: bool) -> int:
+    sys.stderr.write(
+        "oryxtui: the dashboard is not built yet in this version; "
+        f"use `oryxtui memory show --root {workspace.root}` meanwhile.\n"
+    )
+    return EXIT_FAILURE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--root",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the .oryxos workspace, or a folder containing one (default: $ORYXOS_ROOT, "
+        "else the nearest .oryxos at or above the current folder)",
+    )
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
+    parser = argparse.ArgumentParser(
+        prog="oryxtui",
+        description="See and steer what an AI agent remembers. Without a command, "
+        "opens the dashboard on the workspace.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"oryxtui {__version__}")
+    parser.set_defaults(handler=cmd_dashboard)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    init = commands.add_parser("init", parents=[common], help="create an empty .oryxos workspace")
+    init.add_argument("path", nargs="?", default=".", help="where to create .oryxos/ (default: .)")
+    init.set_defaults(handler=cmd_init)
+
+    demo = commands.add_parser(
+        "demo", parents=[common], help="generate a sample workspace and open the dashboard on it"
+    )
+    demo.add_argument("path", nargs="?", default="oryx-demo", help="default: ./oryx-demo")
+    demo.add_argument("--no-open", action="store_true", help="only generate the workspace")
+    demo.add_argument(
+        "--live", action="store_true", help="also run a simulated agent that saves entries"
+    )
+    demo.set_defaults(handler=cmd_demo)
+
+    memory = commands.add_parser("memory", help="show, save and recall long-term memory")
+    memory_commands = memory.add_subparsers(
+        title="memory commands", metavar="ACTION", required=True
+    )
+    agent_options = argparse.ArgumentParser(add_help=False)
+    agent_options.add_argument(
+        "--agent", metavar="NAME", help="the agent (default: the global memory)"
+    )
+    json_option = argparse.ArgumentParser(add_help=False)
+    json_option.add_argument("--json", action="store_true", help="print JSON")
+
+    show = memory_commands.add_parser(
+        "show",
+        parents=[common, agent_options, json_option],
+        help="print the memory block exactly as it is injected into the prompt",
+    )
+    show.set_defaults(handler=cmd_memory_show)
+
+    save = memory_commands.add_parser(
+        "save", parents=[common, agent_options, json_option], help="save one entry"
+    )
+    save.add_argument("--scope", choices=["core", "archival"], default="archival")
+    save.add_argument("text", metavar="TEXT", help="the entry; '-' reads standard input")
+    save.set_defaults(handler=cmd_memory_save)
+
+    recall = memory_commands.add_parser(
+        "recall",
+        parents=[common, agent_options, json_option],
+        help="archival entries containing KEYWORD (case-insensitive), oldest first",
+    )
+    recall.add_argument("keyword", metavar="KEYWORD")
+    recall.set_defaults(handler=cmd_memory_recall)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # --root and --debug are accepted before or after the command; absent means not given.
+    args.root = getattr(args, "root", None)
+    args.debug = getattr(args, "debug", False)
+    try:
+        return args.handler(args)
+    except OryxError as exc:
+        if args.debug:
+            raise
+        sys.stderr.write(f"oryxtui: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK

@@ -1,0 +1,95 @@
+"""Typed settings from `.oryxos/config.toml`, overridden by `ORYXTUI_<SECTION>__<KEY>` variables."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oryxtui.errors import ConfigError
+
+ENV_PREFIX = "ORYXTUI_"
+
+
+class _Section(BaseModel):
+    # A misspelt key is an error, not a silently ignored setting.
+    model_config = ConfigDict(extra="forbid")
+
+
+class Mem0Settings(_Section):
+    base_url: str = "http://127.0.0.1:8888"
+    user_id: str = "oryxtui"
+    api_key_env: str | None = None
+
+
+class MemorySettings(_Section):
+    backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
+    archival_max_chars: int = Field(4000, ge=0)
+    footprint: bool = True
+    mem0: Mem0Settings = Mem0Settings()
+
+
+class PromptSettings(_Section):
+    max_history_turns: int = Field(20, ge=1)
+
+
+class LlmSettings(_Section):
+    provider: Literal["offline", "openai"] | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    context_window: int = Field(8192, ge=1)
+    timeout_seconds: float = Field(60.0, gt=0)
+
+
+class Settings(_Section):
+    memory: MemorySettings = MemorySettings()
+    prompt: PromptSettings = PromptSettings()
+    llm: LlmSettings = LlmSettings()
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """`ORYXTUI_MEMORY__BACKEND=x` → {"memory.backend": ("x", "ORYXTUI_MEMORY__BACKEND")}."""
+    found = {}
+    for name, value in environ.items():
+        if name.startswith(ENV_PREFIX) and "__" in name:
+            key = ".".join(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
+            found[key] = (value, name)
+    return found
+
+
+def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.environ) -> Settings:
+    """Read and validate the settings; any problem is a ConfigError naming the file and key."""
+    data: dict[str, Any] = {}
+    if config_path is not None and config_path.exists():
+        try:
+            data = tomllib.loads(config_path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ConfigError(f"{config_path} is not valid UTF-8; save it as UTF-8.") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_path} is not valid TOML ({exc}); fix the file.") from None
+        except OSError as exc:
+            raise ConfigError(f"{config_path} cannot be read ({exc.strerror}).") from None
+    overrides = _env_overrides(environ)
+    for dotted, (value, _) in overrides.items():
+        *sections, leaf = dotted.split(".")
+        node = data
+        for section in sections:
+            child = node.setdefault(section, {})
+            if not isinstance(child, dict):
+                child = node[section] = {}
+            node = child
+        node[leaf] = value
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"])
+        origin = overrides.get(key)
+        source = f"environment variable {origin[1]}" if origin else str(config_path)
+        raise ConfigError(f"Invalid setting '{key}' in {source}: {error['msg']}.") from None

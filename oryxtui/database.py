@@ -1,0 +1,49 @@
+"""The one place that knows the SQLite schema of `oryxos.db` and how connections are opened."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 10_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_name VARCHAR(128) NOT NULL DEFAULT '__global__',
+    scope VARCHAR(16) NOT NULL,
+    content TEXT NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entries_agent_scope
+    ON memory_entries (agent_name, scope, id);
+"""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
+    connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = NORMAL")
+    # Unicode lower-casing for recall; SQLite's own lower() only folds ASCII.
+    connection.create_function("unicode_lower", 1, str.lower, deterministic=True)
+    with write_transaction(connection):
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+    return connection
+
+
+@contextmanager
+def write_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE: take the write lock up front, so the busy timeout applies."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")

@@ -1,0 +1,146 @@
+"""A realistic sample workspace for `oryxtui demo`: three agents with identities and memories."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, entry_line
+from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
+
+USER_MD = """# About the user
+
+- Name: Mei Lin, platform engineer in Hangzhou (UTC+8).
+- Prefers short answers with the command first, explanation after.
+- Works on the payments platform; on call every other week.
+"""
+
+SOUL_MD = """# Soul
+
+Be direct and calm. Say what you know, say what you don't, and never invent a fact about the
+user's systems. When you learn something that will matter later, save it to memory.
+"""
+
+AGENTS = {
+    "atlas": {
+        "description": "Research assistant that reads papers and keeps a reading log.",
+        "identity": "You are Atlas, a careful research assistant. Cite sources; flag uncertainty.",
+        "body": "Keep a running log of what was read and what it concluded.",
+        "core": [
+            "User reads papers on retrieval-augmented generation and agent memory.",
+            "Summaries: three bullet points max, then one line on limitations.",
+        ],
+        "archival": [
+            "触发「summarise MemGPT」⇒ Virtual context management: main vs external memory, "
+            "paged by the LLM itself.",
+            "Reading list: Generative Agents (Park et al. 2023), Reflexion, MemoryBank.",
+            "触发「what is RAPTOR」⇒ Recursive tree of summaries for retrieval over long docs.",
+            "User found the Reflexion ablations unconvincing; wants a replication.",
+            "触发「compare BM25 vs dense」⇒ Hybrid wins on the user's internal eval by 6 points.",
+        ],
+    },
+    "ops-bot": {
+        "description": "On-call helper for the payments platform: deploys, incidents, runbooks.",
+        "identity": "You are ops-bot. You help the on-call engineer ship safely and sleep well.",
+        "body": "Answer with the exact command first. Never run a deploy outside the window.",
+        "core": [
+            "Deploy window is Tuesdays and Thursdays 14:00-16:00 Asia/Shanghai.",
+            "Production cluster: pay-prod-hz (3 regions); staging: pay-stg-hz.",
+            "Escalate P1 incidents to #payments-oncall and page the secondary after 15 min.",
+        ],
+        "archival": [],  # generated below: enough to overflow the injected window
+    },
+    "scribe": {
+        "description": "Writing partner for design docs and release notes.",
+        "identity": "You are Scribe. You turn rough notes into clear, plain English.",
+        "body": "Prefer active voice. Keep release notes under 200 words.",
+        "core": ["House style: sentence-case headings, no exclamation marks."],
+        "archival": [
+            "触发「draft notes for 2.4」⇒ Drafted: faster settlement export, new retry dashboard.",
+            "User wants the RFC template to start with 'Problem', not 'Background'.",
+        ],
+    },
+}
+
+_SERVICES = ["ledger", "gateway", "settlement", "risk-engine", "payout", "notifier", "fx-rates"]
+_EVENTS = [
+    "触发「deploy {svc} {ver}」⇒ Deployed {svc} {ver} to pay-prod-hz, canary 10% then 100%.",
+    "触发「why is {svc} slow」⇒ p99 latency up from 120ms to 480ms after GC change; rolled back.",
+    "{svc}: connection pool raised from 50 to 80 after the {day} incident.",
+    "触发「rollback {svc}」⇒ Rolled back {svc} to {ver}; error rate back under 0.1%.",
+    "Runbook for {svc} updated: restart order is replica first, then primary.",
+    "触发「who owns {svc}」⇒ Team Falcon (lead: Ravi); Slack #team-falcon.",
+]
+
+
+def _ops_archival(rng: random.Random, count: int) -> list[str]:
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+    return [
+        rng.choice(_EVENTS).format(
+            svc=rng.choice(_SERVICES),
+            ver=f"v{rng.randint(1, 4)}.{rng.randint(0, 19)}.{rng.randint(0, 9)}",
+            day=rng.choice(days),
+        )
+        for _ in range(count)
+    ]
+
+
+def _agent_markdown(name: str, spec: dict) -> str:
+    return (
+        "---\n"
+        f"name: {name}\n"
+        f"description: {spec['description']}\n"
+        "identity:\n"
+        f"  prompt: {spec['identity']}\n"
+        "tools:\n  - save_memory\n  - recall_memory\n"
+        "bootstrap:\n  - USER.md\n  - SOUL.md\n"
+        "settings:\n  max_iterations: 10\n  max_history_turns: 20\n"
+        "---\n"
+        f"{spec['body']}\n"
+    )
+
+
+def _memory_markdown(core: list[str], archival: list[str], now: datetime) -> str:
+    """Entries spread over the past days, the newest a few minutes ago."""
+    count = len(core) + len(archival)
+    stamps = [
+        (now - timedelta(minutes=7 + 37 * (count - index))).strftime(TIME_FORMAT)
+        for index in range(count)
+    ]
+    lines = [CORE_HEADER]
+    lines += [entry_line(stamps[i], text) for i, text in enumerate(core)]
+    lines.append(ARCHIVAL_HEADER)
+    lines += [entry_line(stamps[len(core) + i], text) for i, text in enumerate(archival)]
+    return "\n".join(lines) + "\n"
+
+
+def create_demo_workspace(
+    path: Path, clock: Callable[[], datetime] = datetime.now
+) -> tuple[Workspace, bool]:
+    """Create the demo under `path/.oryxos`; an existing workspace there is reused untouched."""
+    if (path / WORKSPACE_DIR).exists():
+        return Workspace((path / WORKSPACE_DIR).absolute()), False
+    workspace = init_workspace(path)
+    now = clock()
+    rng = random.Random(7)
+    (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
+    (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
+    for name, spec in AGENTS.items():
+        folder = workspace.agents_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        archival = spec["archival"] or _ops_archival(rng, 70)
+        (folder / "AGENT.md").write_text(_agent_markdown(name, spec), encoding="utf-8")
+        (folder / "MEMORY.md").write_text(
+            _memory_markdown(spec["core"], archival, now), encoding="utf-8"
+        )
+    workspace.global_memory_file.write_text(
+        _memory_markdown(
+            ["The team's shared glossary lives in Confluence: PAY/Glossary."],
+            ["Workspace created by `oryxtui demo`."],
+            now,
+        ),
+        encoding="utf-8",
+    )
+    return workspace, True

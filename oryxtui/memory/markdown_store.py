@@ -1,0 +1,226 @@
+"""The `markdown` backend: MEMORY.md files, written atomically under a cross-process lock."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from oryxtui.errors import MemoryWriteError
+from oryxtui.memory.format import (
+    MemoryDocument,
+    MemoryEntry,
+    Scope,
+    entry_from_line,
+    entry_line,
+    injected_window,
+    parse,
+    render_context,
+)
+from oryxtui.memory.store import MemorySnapshot
+from oryxtui.workspace import Workspace
+
+StatSignature = tuple[int, int, int, int]
+_MISSING: StatSignature = (0, -1, 0, 0)
+_TEMP_PREFIX = ".MEMORY.md."
+_TEMP_SUFFIX = ".tmp"
+_MAX_ATTEMPTS = 50
+
+
+def _signature(stat: os.stat_result) -> StatSignature:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def stat_signature(path: Path) -> StatSignature:
+    try:
+        return _signature(os.stat(path))
+    except FileNotFoundError:
+        return _MISSING
+
+
+@dataclass
+class LoadedFile:
+    """One read of MEMORY.md: its bytes' signature, text, and the parse (made on first use)."""
+
+    signature: StatSignature
+    text: str
+    undecodable: bool
+
+    @cached_property
+    def document(self) -> MemoryDocument:
+        return parse(self.text)
+
+
+class MarkdownMemoryStore:
+    name = "markdown"
+
+    def __init__(
+        self, workspace: Workspace, archival_max_chars: int = 4000, lock_timeout: float = 15.0
+    ) -> None:
+        self.workspace = workspace
+        self.archival_max_chars = archival_max_chars
+        self.lock_timeout = lock_timeout
+        self._cache: OrderedDict[Path, LoadedFile] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    # Reading ---------------------------------------------------------------------------------
+
+    def read(self, path: Path) -> LoadedFile:
+        """The file as it is now; re-read and re-parsed only when its stat signature changed."""
+        try:
+            with open(path, "rb") as handle:
+                signature = _signature(os.fstat(handle.fileno()))
+                cached = self._cached(path)
+                if cached is not None and cached.signature == signature:
+                    return cached
+                raw = handle.read()
+        except FileNotFoundError:
+            return LoadedFile(_MISSING, "", False)
+        except OSError as exc:
+            raise MemoryWriteError(f"{path} cannot be read ({exc.strerror}).") from None
+        try:
+            loaded = LoadedFile(signature, raw.decode("utf-8"), False)
+        except UnicodeDecodeError:
+            loaded = LoadedFile(signature, raw.decode("utf-8", errors="replace"), True)
+        self._remember(path, loaded)
+        return loaded
+
+    def _cached(self, path: Path) -> LoadedFile | None:
+        with self._cache_lock:
+            return self._cache.get(path)
+
+    def _remember(self, path: Path, loaded: LoadedFile) -> None:
+        with self._cache_lock:
+            self._cache[path] = loaded
+            self._cache.move_to_end(path)
+            while len(self._cache) > 64:
+                self._cache.popitem(last=False)
+
+    def load(self, agent: str | None) -> str:
+        document = self.read(self.workspace.memory_file(agent)).document
+        window = injected_window(document.archival_lines, self.archival_max_chars)
+        return render_context(document.core_lines, window)
+
+    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+        document = self.read(self.workspace.memory_file(agent)).document
+        lines = document.archival_lines
+        return [
+            entry_from_line(lines[row], Scope.ARCHIVAL)
+            for row in document.recall_positions(keyword)
+        ]
+
+    def entries(self, agent: str | None) -> MemorySnapshot:
+        path = self.workspace.memory_file(agent)
+        loaded = self.read(path)
+        document = loaded.document
+        warning = None
+        if loaded.undecodable:
+            warning = (
+                f"{path} is not valid UTF-8: undecodable bytes are shown as �, "
+                "and saving is refused until the file is fixed."
+            )
+        return MemorySnapshot(
+            agent=agent,
+            backend=self.name,
+            core=document.core_entries(),
+            archival=document.archival_entries(),
+            window=injected_window(document.archival_lines, self.archival_max_chars),
+            source=path,
+            warning=warning,
+        )
+
+    # Writing ---------------------------------------------------------------------------------
+
+    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
+        path = self.workspace.memory_file(agent)
+        line = entry_line(time, content)
+        self.workspace.check_write_target(path)
+        lock_path = path.with_name(path.name + ".lock")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.workspace.check_write_target(path)
+            if lock_path.is_symlink():
+                raise MemoryWriteError(
+                    f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
+                )
+            with FileLock(lock_path, timeout=self.lock_timeout):
+                self._append_locked(path, line, scope)
+        except Timeout:
+            raise MemoryWriteError(
+                f"{path} stayed locked by another writer for {self.lock_timeout:.0f} s; "
+                "nothing was saved — try again."
+            ) from None
+        except OSError as exc:
+            raise MemoryWriteError(
+                f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
+            ) from None
+        return entry_from_line(line, scope)
+
+    def _append_locked(self, path: Path, line: str, scope: Scope) -> None:
+        self._remove_stale_temp_files(path.parent)
+        for _ in range(_MAX_ATTEMPTS):
+            self.workspace.check_write_target(path)
+            loaded = self.read(path)
+            if loaded.undecodable:
+                raise MemoryWriteError(
+                    f"{path} is not valid UTF-8, so saving into it could destroy bytes; "
+                    "nothing was written — fix the file's encoding first."
+                )
+            new_text = loaded.document.with_entry(line, scope)
+            temp = self._write_temp(path, new_text.encode("utf-8"))
+            # Someone who ignores the lock (an editor, upstream) may have replaced the file since
+            # we read it: then re-read and redo, so their edit is never overwritten.
+            if stat_signature(path) != loaded.signature:
+                os.unlink(temp)
+                continue
+            os.replace(temp, path)
+            _fsync_folder(path.parent)
+            self._remember(path, LoadedFile(stat_signature(path), new_text, False))
+            return
+        raise MemoryWriteError(
+            f"{path} kept changing while saving; nothing was written — try again."
+        )
+
+    @staticmethod
+    def _write_temp(path: Path, data: bytes) -> str:
+        descriptor, temp = tempfile.mkstemp(
+            dir=path.parent, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX
+        )
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                mode = os.stat(path).st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o644
+            os.chmod(temp, mode)
+        except BaseException:
+            os.unlink(temp)
+            raise
+        return temp
+
+    @staticmethod
+    def _remove_stale_temp_files(folder: Path) -> None:
+        """Temp files of writers killed mid-save; safe to delete while we hold the lock."""
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith(_TEMP_PREFIX) and entry.name.endswith(_TEMP_SUFFIX):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.path)
+
+
+def _fsync_folder(folder: Path) -> None:
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

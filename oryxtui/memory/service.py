@@ -1,0 +1,94 @@
+"""MemoryService: the facade the CLI, the dashboard, the tools and the API all call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Final
+
+from oryxtui.config import Settings
+from oryxtui.errors import ConfigError, UsageError
+from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, sanitize_content
+from oryxtui.memory.markdown_store import MarkdownMemoryStore
+from oryxtui.memory.sqlite_store import SqliteMemoryStore
+from oryxtui.memory.store import LongTermMemoryStore, MemorySnapshot
+from oryxtui.workspace import Workspace, is_valid_agent_name
+
+Clock = Callable[[], datetime]
+
+
+class _FromContext:
+    def __repr__(self) -> str:
+        return "FROM_CONTEXT"
+
+
+FROM_CONTEXT: Final = _FromContext()
+AgentArg = str | None | _FromContext
+
+# The agent a tool call runs for; set by the tool executor, read when no agent is passed.
+current_agent: ContextVar[str | None] = ContextVar("oryxtui_current_agent", default=None)
+
+
+def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStore:
+    memory = settings.memory
+    if memory.backend == "markdown":
+        return MarkdownMemoryStore(workspace, memory.archival_max_chars)
+    if memory.backend == "sqlite":
+        return SqliteMemoryStore(workspace, memory.archival_max_chars)
+    raise ConfigError(
+        f"memory.backend = '{memory.backend}' is not available yet in this version of oryxtui; "
+        "use 'markdown' or 'sqlite'."
+    )
+
+
+def parse_scope(scope: str | Scope) -> Scope:
+    try:
+        return Scope(str(scope).strip().lower())
+    except ValueError:
+        raise UsageError(f"Unknown scope '{scope}': use 'core' or 'archival'.") from None
+
+
+class MemoryService:
+    """Save, load, recall and list an agent's long-term memory, whatever the backend."""
+
+    def __init__(self, store: LongTermMemoryStore, clock: Clock = datetime.now) -> None:
+        self.store = store
+        self.clock = clock
+
+    @classmethod
+    def open(
+        cls, workspace: Workspace, settings: Settings, clock: Clock = datetime.now
+    ) -> MemoryService:
+        return cls(create_store(workspace, settings), clock)
+
+    @property
+    def backend(self) -> str:
+        return self.store.name
+
+    @staticmethod
+    def resolve_agent(agent: AgentArg = FROM_CONTEXT) -> str | None:
+        """The agent a call is for; an unsafe name means the global memory (upstream's rule)."""
+        name = current_agent.get() if isinstance(agent, _FromContext) else agent
+        return name if is_valid_agent_name(name) else None
+
+    def build_context(self, agent: AgentArg = FROM_CONTEXT) -> str:
+        return self.store.load(self.resolve_agent(agent))
+
+    def save(
+        self, agent: AgentArg, content: str, scope: str | Scope = Scope.ARCHIVAL
+    ) -> MemoryEntry:
+        parsed_scope = parse_scope(scope)
+        clean = sanitize_content(content)
+        if not clean:
+            raise UsageError("Nothing to save: the content is empty.")
+        stamp = self.clock().strftime(TIME_FORMAT)
+        return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope)
+
+    def recall(self, agent: AgentArg, keyword: str) -> list[MemoryEntry]:
+        if not keyword.strip():
+            raise UsageError("Nothing to recall: the keyword is empty.")
+        return self.store.recall(self.resolve_agent(agent), keyword)
+
+    def snapshot(self, agent: AgentArg = FROM_CONTEXT) -> MemorySnapshot:
+        return self.store.entries(self.resolve_agent(agent))

@@ -1,0 +1,62 @@
+"""The interface every long-term memory backend implements, and the snapshot it hands the UI."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from oryxtui.memory.format import InjectedWindow, MemoryEntry, Scope, render_context
+
+
+@dataclass(frozen=True)
+class MemorySnapshot:
+    """Everything one agent remembers, with the injected archival window marked."""
+
+    agent: str | None
+    backend: str
+    core: Sequence[MemoryEntry]
+    archival: Sequence[MemoryEntry]
+    window: InjectedWindow
+    source: Path | None = None
+    warning: str | None = None
+
+    @property
+    def window_start(self) -> int:
+        """Index of the first archival entry inside the injected window."""
+        return self.window.start
+
+    def context(self) -> str:
+        return render_context([entry.line for entry in self.core], self.window)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "agent": self.agent,
+            "backend": self.backend,
+            "core": [entry.to_json() for entry in self.core],
+            "archival": [entry.to_json() for entry in self.archival],
+            "window_start": self.window_start,
+        }
+
+
+class LongTermMemoryStore(Protocol):
+    """A backend. `agent` is a validated name, or None for the global memory."""
+
+    name: str
+
+    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
+        """Store one sanitised entry stamped `time`."""
+        ...
+
+    def load(self, agent: str | None) -> str:
+        """The memory block exactly as injected: core in full, archival windowed."""
+        ...
+
+    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+        """Archival entries whose line contains `keyword`, case-insensitively, oldest first."""
+        ...
+
+    def entries(self, agent: str | None) -> MemorySnapshot:
+        """All entries, structured, for the UI and `memory show --json`."""
+        ...

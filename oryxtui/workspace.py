@@ -1,0 +1,215 @@
+"""The `.oryxos/` workspace: finding it, its agents, their AGENT.md, and where memory lives."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oryxtui.errors import AgentDefinitionError, MemoryWriteError, WorkspaceNotFound
+
+WORKSPACE_DIR = ".oryxos"
+MEMORY_FILE = "MEMORY.md"
+AGENT_FILE = "AGENT.md"
+BOOTSTRAP_FILES = ("USER.md", "SOUL.md", "AGENTS.md")
+_AGENT_NAME = re.compile(r"[A-Za-z0-9_-]+")
+# Entries that mark a folder as a workspace when it is not itself named `.oryxos`.
+_WORKSPACE_MARKERS = ("agents", "memory", "config.toml", "oryxos.db", *BOOTSTRAP_FILES)
+
+
+def is_valid_agent_name(name: object) -> bool:
+    """Upstream's rule: only `[A-Za-z0-9_-]+` ever becomes part of a path."""
+    return isinstance(name, str) and _AGENT_NAME.fullmatch(name) is not None
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class IdentitySpec(_Open):
+    prompt: str = ""
+
+
+class ProviderSpec(_Open):
+    name: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+
+
+class AgentSettingsSpec(_Open):
+    max_iterations: int = Field(10, ge=1)
+    max_history_turns: int | None = Field(None, ge=1)
+
+
+class AgentDefinition(_Open):
+    """AGENT.md: the front matter keys oryxtui reads (unknown keys are kept and ignored) + body."""
+
+    name: str
+    description: str = ""
+    identity: IdentitySpec = IdentitySpec()
+    provider: ProviderSpec = ProviderSpec()
+    tools: list[str] = []
+    bootstrap: list[str] = []
+    settings: AgentSettingsSpec = AgentSettingsSpec()
+    body: str = ""
+
+
+def parse_agent_markdown(text: str, folder_name: str, source: Path) -> AgentDefinition:
+    """Split YAML front matter between '---' fences from the body; no closing fence: all body."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    front: dict[str, Any] = {}
+    body = text.removeprefix("\ufeff")
+    if lines and lines[0].rstrip() == "---":
+        closing = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+        if closing is not None:
+            try:
+                loaded = yaml.safe_load("\n".join(lines[1:closing]))
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 2}" if mark else ""
+                raise AgentDefinitionError(
+                    f"{source}: the front matter is not valid YAML{where}; fix it in an editor."
+                ) from None
+            if loaded is not None and not isinstance(loaded, Mapping):
+                raise AgentDefinitionError(
+                    f"{source}: the front matter must be a mapping of keys to values."
+                )
+            front = dict(loaded or {})
+            body = "\n".join(lines[closing + 1 :])
+    front.setdefault("name", folder_name)
+    try:
+        return AgentDefinition.model_validate({**front, "body": body.strip("\n")})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"])
+        raise AgentDefinitionError(
+            f"{source}: front matter key '{key}': {error['msg']}; fix it in an editor."
+        ) from None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A `.oryxos` folder. `root` is the folder itself."""
+
+    root: Path
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.root / "agents"
+
+    @property
+    def global_memory_file(self) -> Path:
+        return self.root / "memory" / MEMORY_FILE
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "oryxos.db"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.toml"
+
+    def memory_file(self, agent: str | None) -> Path:
+        """The one place that maps an agent to its MEMORY.md; unsafe names get the global one."""
+        if is_valid_agent_name(agent):
+            return self.agents_dir / str(agent) / MEMORY_FILE
+        return self.global_memory_file
+
+    def agent_file(self, agent: str) -> Path:
+        if not is_valid_agent_name(agent):
+            raise AgentDefinitionError(f"'{agent}' is not a valid agent name.")
+        return self.agents_dir / agent / AGENT_FILE
+
+    def list_agents(self) -> list[str]:
+        """Agent names (valid folder names with an AGENT.md), alphabetical."""
+        try:
+            candidates = os.scandir(self.agents_dir)
+        except OSError:
+            return []
+        with candidates:
+            names = [
+                entry.name
+                for entry in candidates
+                if is_valid_agent_name(entry.name) and (Path(entry.path) / AGENT_FILE).is_file()
+            ]
+        return sorted(names, key=lambda name: (name.lower(), name))
+
+    def read_agent(self, agent: str) -> AgentDefinition:
+        path = self.agent_file(agent)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise AgentDefinitionError(f"{path}: cannot be read ({exc.strerror}).") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentDefinitionError(
+                f"{path}: is not valid UTF-8; save it as UTF-8 in an editor."
+            ) from None
+        return parse_agent_markdown(text, agent, path)
+
+    def check_write_target(self, path: Path) -> None:
+        """Refuse a write through a symlink or to anywhere outside this workspace."""
+        if path.is_symlink():
+            raise MemoryWriteError(
+                f"{path} is a symbolic link; oryxtui does not write through links — "
+                "replace it with a regular file."
+            )
+        real_root = os.path.realpath(self.root)
+        real_parent = os.path.realpath(path.parent)
+        if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
+            raise MemoryWriteError(
+                f"{path} resolves outside the workspace ({real_parent}); "
+                "oryxtui only writes inside .oryxos/."
+            )
+
+
+def _is_workspace(folder: Path) -> bool:
+    if folder.name == WORKSPACE_DIR:
+        return folder.is_dir()
+    return folder.is_dir() and any((folder / marker).exists() for marker in _WORKSPACE_MARKERS)
+
+
+def find_workspace(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    cwd: Path | None = None,
+) -> Workspace:
+    """`--root`, else `$ORYXOS_ROOT`, else the nearest `.oryxos/` at or above `cwd`."""
+    hint = "create one with `oryxtui init` or try `oryxtui demo`"
+    explicit = root if root is not None else environ.get("ORYXOS_ROOT") or None
+    if explicit is not None:
+        folder = Path(explicit).expanduser().absolute()
+        where = "--root" if root is not None else "$ORYXOS_ROOT"
+        if (folder / WORKSPACE_DIR).is_dir():
+            return Workspace(folder / WORKSPACE_DIR)
+        if _is_workspace(folder):
+            return Workspace(folder)
+        raise WorkspaceNotFound(
+            f"No OryxOS workspace at {folder} (from {where}): it neither is nor contains a "
+            f".oryxos folder; {hint}."
+        )
+    start = (cwd or Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        if (folder / WORKSPACE_DIR).is_dir():
+            return Workspace(folder / WORKSPACE_DIR)
+    raise WorkspaceNotFound(f"No .oryxos workspace in {start} or above it; {hint}.")
+
+
+def init_workspace(path: str | os.PathLike[str]) -> Workspace:
+    """Create `path/.oryxos/` with its folders and empty bootstrap files; never overwrite."""
+    workspace = Workspace(Path(path).expanduser().absolute() / WORKSPACE_DIR)
+    for folder in ("agents", "memory", "skills"):
+        (workspace.root / folder).mkdir(parents=True, exist_ok=True)
+    for name in BOOTSTRAP_FILES:
+        target = workspace.root / name
+        if not target.exists() and not target.is_symlink():
+            target.touch()
+    return workspace

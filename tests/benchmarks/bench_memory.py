@@ -1,0 +1,124 @@
+"""Memory-engine benchmarks: save latency, load + truncate, recall warm and cold. Prints JSON.
+
+Run: python tests/benchmarks/bench_memory.py. Baselines measured in the same run: a bare atomic
+write (temp file + fsync + replace, no lock, no parse) of the same file, and a plain
+`str.lower()` scan over the same lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, parse
+from oryxtui.workspace import init_workspace
+
+
+def _timings(action: Callable[[], object], repeat: int) -> dict[str, float]:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples), 3),
+        "p95_ms": round(samples[int(len(samples) * 0.95) - 1], 3),
+    }
+
+
+def _memory_text(target_bytes: int | None = None, entries: int | None = None) -> str:
+    lines = [CORE_HEADER, "- [2026-07-22 09:30:00] core fact", ARCHIVAL_HEADER]
+    index, size = 0, 0
+    while (entries is not None and index < entries) or (target_bytes and size < target_bytes):
+        line = f"- [2026-07-22 09:{index % 60:02d}:00] archival entry {index} about deploys and tea"
+        lines.append(line)
+        size += len(line.encode()) + 1
+        index += 1
+    return "\n".join(lines) + "\n"
+
+
+def _bare_atomic_write(path: Path, data: bytes) -> None:
+    descriptor, temp = tempfile.mkstemp(dir=path.parent)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+
+
+def bench_save(root: Path, size: int) -> dict[str, object]:
+    workspace = init_workspace(root / f"save{size}")
+    memory_file = workspace.global_memory_file
+    memory_file.write_text(_memory_text(target_bytes=size))
+    service = MemoryService.open(workspace, Settings())
+    counter = iter(range(10**9))
+    save = _timings(lambda: service.save(None, f"benchmark entry {next(counter)}", "archival"), 60)
+    data = memory_file.read_bytes()
+    baseline = _timings(lambda: _bare_atomic_write(root / "bare.md", data), 60)
+    return {"file_bytes": len(data), "save": save, "baseline_bare_atomic_write": baseline}
+
+
+def bench_load(root: Path) -> dict[str, object]:
+    workspace = init_workspace(root / "load")
+    memory_file = workspace.global_memory_file
+    memory_file.write_text(_memory_text(target_bytes=1_000_000))
+    service = MemoryService.open(workspace, Settings())
+    warm = _timings(lambda: service.build_context(None), 50)
+
+    def cold() -> None:
+        os.utime(memory_file, ns=(time.time_ns(), time.time_ns()))
+        service.build_context(None)
+
+    return {"file_bytes": memory_file.stat().st_size, "warm": warm, "cold": _timings(cold, 20)}
+
+
+def bench_recall(root: Path) -> dict[str, object]:
+    workspace = init_workspace(root / "recall")
+    memory_file = workspace.global_memory_file
+    memory_file.write_text(_memory_text(entries=100_000))
+    service = MemoryService.open(workspace, Settings())
+    service.recall(None, "warm-up")
+    warm = _timings(lambda: service.recall(None, "Entry 99999 ABOUT"), 50)
+
+    def cold() -> None:
+        os.utime(memory_file, ns=(time.time_ns(), time.time_ns()))
+        service.recall(None, "entry 99999 about")
+
+    lines = parse(memory_file.read_text()).archival_lines
+    naive = _timings(lambda: [line for line in lines if "entry 99999" in line.lower()], 10)
+    return {
+        "archival_entries": 100_000,
+        "file_bytes": memory_file.stat().st_size,
+        "warm": warm,
+        "cold": _timings(cold, 15),
+        "baseline_lower_scan_of_parsed_lines": naive,
+    }
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        report = {
+            "save_100kb": bench_save(root, 100_000),
+            "save_1mb": bench_save(root, 1_000_000),
+            "load_1mb": bench_load(root),
+            "recall_100k": bench_recall(root),
+        }
+    report["targets"] = {
+        "save_100kb_median_ms": 5,
+        "recall_warm_median_ms": 15,
+        "recall_cold_median_ms": 400,
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

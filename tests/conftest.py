@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import Workspace, init_workspace
+from tests.support import fixed_clock
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user's workspace, config or editor leaks into a test."""
+    for name in list(os.environ):
+        if name.startswith("ORYXTUI_") or name == "ORYXOS_ROOT":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    return init_workspace(tmp_path / "project")
+
+
+@pytest.fixture
+def service(workspace: Workspace) -> MemoryService:
+    return MemoryService.open(workspace, Settings(), clock=fixed_clock)

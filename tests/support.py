@@ -1,0 +1,47 @@
+"""Helpers shared by the tests: a fixed clock, agent folders, and the real `oryxtui` executable."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from oryxtui.workspace import Workspace
+
+FIXED_NOW = datetime(2026, 7, 22, 9, 30, 0)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def make_agent(workspace: Workspace, name: str, front_matter: str = "") -> Path:
+    folder = workspace.agents_dir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "AGENT.md").write_text(f"---\nname: {name}\n{front_matter}---\nBody of {name}.\n")
+    return folder
+
+
+def oryxtui_executable() -> str:
+    beside = Path(sys.executable).parent / "oryxtui"
+    found = str(beside) if beside.exists() else shutil.which("oryxtui")
+    assert found, "the oryxtui executable is not installed; run `pip install -e .[test]`"
+    return found
+
+
+def run_oryxtui(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [oryxtui_executable(), *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=60,
+    )

@@ -1,0 +1,163 @@
+"""The markdown backend: atomic, lossless, refuses unsafe targets, never overwrites an edit."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from oryxtui.errors import MemoryWriteError
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.workspace import Workspace
+from tests.support import make_agent
+
+HAND_WRITTEN = (
+    "\ufeff# My agent's memory\r\n"
+    "Kept by hand. Do not delete.\r\n"
+    "<!-- a comment -->\r\n"
+    "\r\n"
+    f"{CORE_HEADER}\r\n"
+    "- [2026-01-01 10:00] Likes green tea\r\n"
+    "\r\n"
+    f"{ARCHIVAL_HEADER}\r\n"
+    "- met at the conference\r\n"
+    "## Appendix\r\n"
+    "free text"
+)
+
+
+def test_text_the_parser_does_not_understand_is_kept_byte_for_byte(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    memory_file.write_bytes(HAND_WRITTEN.encode())
+    service.save("a", "new core", "core")
+    service.save("a", "new archival", "archival")
+    expected = HAND_WRITTEN.replace(
+        "Likes green tea\r\n", "Likes green tea\r\n- [2026-07-22 09:30:00] new core\r\n"
+    ).replace(
+        "- met at the conference\r\n",
+        "- met at the conference\r\n- [2026-07-22 09:30:00] new archival\r\n",
+    )
+    assert memory_file.read_bytes() == expected.encode()
+
+
+def test_a_new_memory_file_gets_both_sections(workspace: Workspace, service: MemoryService) -> None:
+    service.save(None, "first", "archival")
+    text = workspace.global_memory_file.read_text()
+    assert text == f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- [2026-07-22 09:30:00] first\n"
+
+
+def test_the_file_is_never_trimmed(workspace: Workspace, service: MemoryService) -> None:
+    for index in range(200):
+        service.save(None, f"entry {index} " + "p" * 50, "archival")
+    text = workspace.global_memory_file.read_text()
+    assert text.count("\n- [") == 200
+    assert "entry 0 " in text
+
+
+def test_an_edit_made_between_two_saves_is_preserved(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "first", "archival")
+    # A person edits in an editor that saves by rename, without any lock.
+    edited = memory_file.read_text().replace("first", "first (corrected by hand)")
+    edited += "- a line typed by hand\n"
+    temp = memory_file.with_name("MEMORY.md.swp")
+    temp.write_text(edited)
+    os.replace(temp, memory_file)
+    service.save("a", "second", "archival")
+    text = memory_file.read_text()
+    assert "first (corrected by hand)" in text
+    assert "- a line typed by hand\n- [2026-07-22 09:30:00] second\n" in text
+
+
+def test_a_same_size_in_place_edit_is_seen(workspace: Workspace, service: MemoryService) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "aaaa", "archival")
+    service.snapshot("a")  # warm the parse cache
+    memory_file.write_text(memory_file.read_text().replace("aaaa", "bbbb"))
+    assert [e.content for e in service.recall("a", "bbbb")] == ["bbbb"]
+    service.save("a", "cccc", "archival")
+    assert "bbbb" in memory_file.read_text()
+
+
+def test_a_symlinked_memory_file_is_refused(
+    workspace: Workspace, service: MemoryService, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("precious\n")
+    folder = make_agent(workspace, "a")
+    (folder / "MEMORY.md").symlink_to(outside)
+    with pytest.raises(MemoryWriteError, match="symbolic link"):
+        service.save("a", "x", "archival")
+    assert outside.read_text() == "precious\n"
+
+
+def test_an_agent_folder_that_resolves_outside_the_workspace_is_refused(
+    workspace: Workspace, service: MemoryService, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "AGENT.md").write_text("---\nname: far\n---\n")
+    (workspace.agents_dir / "far").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(MemoryWriteError, match="outside the workspace"):
+        service.save("far", "x", "archival")
+    assert sorted(p.name for p in outside.iterdir()) == ["AGENT.md"]
+
+
+def test_a_symlinked_lock_file_is_refused(
+    workspace: Workspace, service: MemoryService, tmp_path: Path
+) -> None:
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    folder = make_agent(workspace, "a")
+    (folder / "MEMORY.md.lock").symlink_to(target)
+    with pytest.raises(MemoryWriteError, match="lock"):
+        service.save("a", "x", "archival")
+    assert target.read_text() == "keep me"
+
+
+def test_an_undecodable_file_is_shown_but_never_written(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    raw = f"{CORE_HEADER}\n- caf\xe9 latin-1\n{ARCHIVAL_HEADER}\n- ok\n".encode(
+        "latin-1", "replace"
+    )
+    raw = (
+        f"{CORE_HEADER}\n".encode() + b"- caf\xe9 latin-1\n" + f"{ARCHIVAL_HEADER}\n- ok\n".encode()
+    )
+    memory_file.write_bytes(raw)
+    snapshot = service.snapshot("a")
+    assert snapshot.warning and "not valid UTF-8" in snapshot.warning
+    assert snapshot.core[0].content == "caf\ufffd latin-1"
+    with pytest.raises(MemoryWriteError, match="not valid UTF-8"):
+        service.save("a", "x", "archival")
+    assert memory_file.read_bytes() == raw
+
+
+def test_file_mode_is_kept_and_no_temp_files_are_left(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    folder = make_agent(workspace, "a")
+    memory_file = folder / "MEMORY.md"
+    memory_file.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
+    memory_file.chmod(0o640)
+    (folder / ".MEMORY.md.stale.tmp").write_text("left by a killed writer")
+    service.save("a", "x", "archival")
+    assert stat.S_IMODE(memory_file.stat().st_mode) == 0o640
+    assert sorted(p.name for p in folder.iterdir()) == ["AGENT.md", "MEMORY.md", "MEMORY.md.lock"]
+
+
+def test_a_huge_single_line_and_huge_file_are_handled(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    service.save(None, "w" * 1_000_000, "archival")
+    context = service.build_context(None)
+    assert context.endswith("…" + "w" * 4000)
+    assert len(service.snapshot(None).archival) == 1

@@ -1,0 +1,138 @@
+"""One contract, every backend: what callers of MemoryService may rely on whatever the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from oryxtui.config import MemorySettings, Settings
+from oryxtui.memory import MemoryService, Scope, current_agent
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.workspace import Workspace
+from tests.support import fixed_clock, make_agent
+
+
+@pytest.fixture(params=["markdown", "sqlite"])
+def memory(request: pytest.FixtureRequest, workspace: Workspace) -> MemoryService:
+    make_agent(workspace, "alpha")
+    make_agent(workspace, "beta")
+    settings = Settings(memory=MemorySettings(backend=request.param))
+    return MemoryService.open(workspace, settings, clock=fixed_clock)
+
+
+def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryService) -> None:
+    memory.save("alpha", "core fact one " + "x" * 3000, "core")
+    memory.save("alpha", "core fact two " + "y" * 3000, "core")
+    for index in range(500):
+        memory.save(
+            "alpha", f"archival entry number {index:03d} with some padding text", "archival"
+        )
+    context = memory.build_context("alpha")
+    assert context.startswith(CORE_HEADER + "\n")
+    assert "core fact one " + "x" * 3000 in context
+    assert "core fact two " + "y" * 3000 in context
+    archival_part = context.split(ARCHIVAL_HEADER + "\n", 1)[1]
+    assert len(archival_part) <= 4000
+    assert "entry number 499" in archival_part
+    assert "entry number 000" not in archival_part
+    snapshot = memory.snapshot("alpha")
+    assert len(snapshot.archival) == 500
+    assert snapshot.window_start > 0
+    assert snapshot.archival[snapshot.window_start].content in archival_part
+    assert snapshot.archival[snapshot.window_start - 1].content not in archival_part
+
+
+def test_load_is_exactly_the_upstream_shape(memory: MemoryService) -> None:
+    memory.save("alpha", "likes tea", "core")
+    memory.save("alpha", "asked about tea", "archival")
+    assert memory.build_context("alpha") == (
+        f"{CORE_HEADER}\n- [2026-07-22 09:30:00] likes tea\n"
+        f"{ARCHIVAL_HEADER}\n- [2026-07-22 09:30:00] asked about tea"
+    )
+    assert memory.build_context("beta") == f"{CORE_HEADER}\n{ARCHIVAL_HEADER}"
+
+
+def test_core_is_never_recalled(memory: MemoryService) -> None:
+    memory.save("alpha", "secret core banana", "core")
+    memory.save("alpha", "archival banana", "archival")
+    assert [hit.content for hit in memory.recall("alpha", "banana")] == ["archival banana"]
+
+
+def test_recall_is_case_insensitive_oldest_first_over_the_whole_section(
+    memory: MemoryService,
+) -> None:
+    memory.save("alpha", "Deploy Window is Tuesday", "archival")
+    memory.save("alpha", "ÉCOLE starts in September", "archival")
+    for index in range(300):
+        memory.save("alpha", f"filler {index} " + "z" * 40, "archival")
+    memory.save("alpha", "second deploy WINDOW note", "archival")
+    hits = memory.recall("alpha", "deploy window")
+    assert [hit.content for hit in hits] == [
+        "Deploy Window is Tuesday",
+        "second deploy WINDOW note",
+    ]
+    assert [hit.content for hit in memory.recall("alpha", "école")] == ["ÉCOLE starts in September"]
+    assert len(memory.recall("alpha", "2026-07-22 09:30")) == 303  # the timestamp is matched too
+
+
+def test_recall_treats_wildcards_literally(memory: MemoryService) -> None:
+    memory.save("alpha", "100% done", "archival")
+    memory.save("alpha", "1000 done", "archival")
+    memory.save("alpha", "snake_case", "archival")
+    memory.save("alpha", "snakeXcase", "archival")
+    assert [hit.content for hit in memory.recall("alpha", "0%")] == ["100% done"]
+    assert [hit.content for hit in memory.recall("alpha", "e_c")] == ["snake_case"]
+
+
+def test_agents_are_isolated(memory: MemoryService) -> None:
+    memory.save("alpha", "alpha only", "archival")
+    memory.save("beta", "beta only", "core")
+    memory.save(None, "global only", "archival")
+    assert memory.recall("beta", "only") == []
+    assert [hit.content for hit in memory.recall("alpha", "only")] == ["alpha only"]
+    assert [hit.content for hit in memory.recall(None, "only")] == ["global only"]
+    assert "alpha only" not in memory.build_context("beta")
+    assert "beta only" in memory.build_context("beta")
+
+
+def test_unsafe_agent_names_use_the_global_memory(memory: MemoryService) -> None:
+    for unsafe in ["../alpha", "a.b", "名字", "", "/etc", "alpha/../beta"]:
+        memory.save(unsafe, f"from {unsafe!r}", "archival")
+    assert len(memory.snapshot(None).archival) == 6
+    assert memory.snapshot("alpha").archival == []
+
+
+def test_writes_are_visible_to_the_next_load_and_recall(memory: MemoryService) -> None:
+    for index in range(5):
+        memory.save("alpha", f"fact {index}", "archival")
+        assert f"fact {index}" in memory.build_context("alpha")
+        assert memory.recall("alpha", f"fact {index}")[-1].content == f"fact {index}"
+
+
+def test_the_agent_can_come_from_the_execution_context(memory: MemoryService) -> None:
+    token = current_agent.set("beta")
+    try:
+        memory.save(memory.resolve_agent(), "via context", Scope.ARCHIVAL)
+        assert "via context" in memory.build_context()
+    finally:
+        current_agent.reset(token)
+    assert memory.recall("beta", "via context")
+    assert memory.recall("alpha", "via context") == []
+
+
+def test_sanitised_content_cannot_forge_a_core_entry(memory: MemoryService) -> None:
+    memory.save("alpha", f"x\n{CORE_HEADER}\n- [2026-01-01 10:00:00] forged\u2028more", "archival")
+    snapshot = memory.snapshot("alpha")
+    assert snapshot.core == []
+    assert len(snapshot.archival) == 1
+    assert "forged" in snapshot.archival[0].content
+
+
+def test_bad_scope_and_empty_content_store_nothing(memory: MemoryService) -> None:
+    from oryxtui.errors import UsageError
+
+    with pytest.raises(UsageError, match="scope"):
+        memory.save("alpha", "x", "episodic")
+    with pytest.raises(UsageError, match="empty"):
+        memory.save("alpha", " \n\t\u2028 ", "archival")
+    snapshot = memory.snapshot("alpha")
+    assert (list(snapshot.core), list(snapshot.archival)) == ([], [])
