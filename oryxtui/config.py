@@ -47,10 +47,20 @@ class LlmSettings(_Section):
     timeout_seconds: float = Field(60.0, gt=0)
 
 
+class TuiSettings(_Section):
+    # Binding id → keys, e.g. {"save" = "ctrl+s"}; ids are listed in the README.
+    keymap: dict[str, str] = {}
+    # watchfiles' step: how long it waits for more changes once one arrived (latency floor).
+    watch_step_ms: int = Field(10, ge=1, le=1000)
+    # The longest a burst of changes is gathered before the dashboard reloads.
+    watch_debounce_ms: int = Field(60, ge=1, le=10_000)
+
+
 class Settings(_Section):
     memory: MemorySettings = MemorySettings()
     prompt: PromptSettings = PromptSettings()
     llm: LlmSettings = LlmSettings()
+    tui: TuiSettings = TuiSettings()
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:

@@ -35,7 +35,7 @@ def test_eight_processes_appending_at_once_lose_nothing(workspace: Workspace) ->
     for writer in writers:
         assert writer.wait(timeout=120) == 0
     document = parse(workspace.memory_file("shared").read_text(encoding="utf-8"))
-    saved = [e.content for e in document.core_entries() + document.archival_entries()]
+    saved = [e.content for e in [*document.core_entries(), *document.archival_entries()]]
     assert len(saved) == 400
     assert sorted(saved) == sorted(f"w{n}-{s:05d}" for n in range(8) for s in range(50))
     core = {e.content for e in document.core_entries()}

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import overload
 
 CORE_HEADER = "## 核心记忆"
 ARCHIVAL_HEADER = "## 归档记忆"
@@ -48,6 +49,33 @@ def entry_from_line(line: str, scope: Scope) -> MemoryEntry:
         return MemoryEntry(scope, match[1], match[2], line)
     content = line[2:] if line.startswith("- ") else line
     return MemoryEntry(scope, None, content.strip(), line)
+
+
+class EntrySequence(Sequence[MemoryEntry]):
+    """Entries made on demand from their lines, so 100,000 of them cost nothing until shown."""
+
+    __slots__ = ("lines", "scope")
+
+    def __init__(self, lines: Sequence[str], scope: Scope) -> None:
+        self.lines = lines
+        self.scope = scope
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MemoryEntry]: ...
+    def __getitem__(self, index: int | slice) -> MemoryEntry | list[MemoryEntry]:
+        if isinstance(index, slice):
+            return [entry_from_line(line, self.scope) for line in self.lines[index]]
+        return entry_from_line(self.lines[index], self.scope)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def entry_line(time: str, content: str) -> str:
@@ -98,11 +126,11 @@ class MemoryDocument:
     def archival_lines(self) -> list[str]:
         return [self.clean(row) for row in self.archival_rows]
 
-    def core_entries(self) -> list[MemoryEntry]:
-        return [entry_from_line(line, Scope.CORE) for line in self.core_lines]
+    def core_entries(self) -> EntrySequence:
+        return EntrySequence(self.core_lines, Scope.CORE)
 
-    def archival_entries(self) -> list[MemoryEntry]:
-        return [entry_from_line(line, Scope.ARCHIVAL) for line in self.archival_lines]
+    def archival_entries(self) -> EntrySequence:
+        return EntrySequence(self.archival_lines, Scope.ARCHIVAL)
 
     @cached_property
     def _recall_index(self) -> tuple[str, list[int]]:

@@ -10,6 +10,7 @@ from oryxtui import database
 from oryxtui.errors import MemoryWriteError
 from oryxtui.memory.format import (
     TIME_FORMAT,
+    EntrySequence,
     MemoryEntry,
     Scope,
     entry_from_line,
@@ -120,8 +121,8 @@ class SqliteMemoryStore:
         return MemorySnapshot(
             agent=agent,
             backend=self.name,
-            core=[entry_from_line(line, Scope.CORE) for line in core],
-            archival=[entry_from_line(line, Scope.ARCHIVAL) for line in archival],
+            core=EntrySequence(core, Scope.CORE),
+            archival=EntrySequence(archival, Scope.ARCHIVAL),
             window=type(window)(candidates + window.start, window.lines),
             source=self.workspace.db_path,
         )

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from oryxtui.memory.format import InjectedWindow, MemoryEntry, Scope, render_context
+from oryxtui.memory.format import (
+    EntrySequence,
+    InjectedWindow,
+    MemoryEntry,
+    Scope,
+    render_context,
+)
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,11 @@ class MemorySnapshot:
 
     def context(self) -> str:
         return render_context([entry.line for entry in self.core], self.window)
+
+    def archival_lines(self) -> Sequence[str]:
+        """The raw archival lines (what recall and the filter match against)."""
+        archival = self.archival
+        return archival.lines if isinstance(archival, EntrySequence) else [e.line for e in archival]
 
     def to_json(self) -> dict[str, object]:
         return {
