@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,11 +109,25 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _run_dashboard(workspace: Workspace, live: bool) -> int:
-    sys.stderr.write(
-        "oryxtui: the dashboard is not built yet in this version; "
-        f"use `oryxtui memory show --root {workspace.root}` meanwhile.\n"
-    )
-    return EXIT_FAILURE
+    settings = load_settings(workspace.config_path)
+    MemoryService.open(workspace, settings)  # a bad backend fails here, before the screen clears
+    from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
+
+    simulator = None
+    if live:
+        simulator = subprocess.Popen(
+            [sys.executable, "-m", "oryxtui.simulate", str(workspace.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    try:
+        OryxApp(workspace, settings).run()
+    finally:
+        if simulator is not None:
+            simulator.terminate()
+            simulator.wait(timeout=5)
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import yaml
+
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, entry_line
 from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
 
@@ -88,18 +90,16 @@ def _ops_archival(rng: random.Random, count: int) -> list[str]:
 
 
 def _agent_markdown(name: str, spec: dict) -> str:
-    return (
-        "---\n"
-        f"name: {name}\n"
-        f"description: {spec['description']}\n"
-        "identity:\n"
-        f"  prompt: {spec['identity']}\n"
-        "tools:\n  - save_memory\n  - recall_memory\n"
-        "bootstrap:\n  - USER.md\n  - SOUL.md\n"
-        "settings:\n  max_iterations: 10\n  max_history_turns: 20\n"
-        "---\n"
-        f"{spec['body']}\n"
-    )
+    front_matter = {
+        "name": name,
+        "description": spec["description"],
+        "identity": {"prompt": spec["identity"]},
+        "tools": ["save_memory", "recall_memory"],
+        "bootstrap": ["USER.md", "SOUL.md"],
+        "settings": {"max_iterations": 10, "max_history_turns": 20},
+    }
+    dumped = yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False, width=100)
+    return f"---\n{dumped}---\n{spec['body']}\n"
 
 
 def _memory_markdown(core: list[str], archival: list[str], now: datetime) -> str:

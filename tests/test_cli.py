@@ -29,6 +29,16 @@ def test_demo_generates_agents_with_an_overflowing_window(demo: Path) -> None:
     assert set(shown["archival"][0]) == {"time", "content"}
 
 
+def test_demo_agents_have_valid_agent_files(demo: Path) -> None:
+    from oryxtui.workspace import Workspace
+
+    workspace = Workspace(demo / ".oryxos")
+    for name in workspace.list_agents():
+        agent = workspace.read_agent(name)
+        assert agent.description and agent.identity.prompt
+        assert agent.tools == ["save_memory", "recall_memory"]
+
+
 def test_demo_reuses_an_existing_workspace(demo: Path) -> None:
     memory_file = demo / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
     memory_file.write_text(memory_file.read_text() + "- my own line\n")

@@ -1,0 +1,45 @@
+"""A simulated agent for `oryxtui demo --live`: saves an entry every couple of seconds.
+
+It writes through MemoryService like any real agent (lock, atomic replace), so the dashboard
+shows it through the ordinary watcher path. It stops when its parent process goes away.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from oryxtui.config import load_settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import Workspace
+
+_TRIGGERS = [
+    ("status of the ledger deploy", "ledger v4.2.1 is at 100%, error rate 0.02%."),
+    ("any alerts overnight", "One: payout p99 spiked at 03:12 for 4 minutes, self-healed."),
+    ("remind me of the freeze", "Code freeze starts Friday 18:00 for the quarter close."),
+    ("who is on call", "Mei Lin is primary, Ravi secondary, until Monday 10:00."),
+    ("summarise today's incidents", "No P1s. One P3: fx-rates cache miss storm, fixed."),
+]
+
+
+def main(root: str, interval: float = 2.0) -> None:
+    workspace = Workspace(Path(root))
+    service = MemoryService.open(workspace, load_settings(workspace.config_path))
+    rng = random.Random()
+    parent = os.getppid()
+    while os.getppid() == parent:
+        agents = workspace.list_agents() or [None]
+        question, answer = rng.choice(_TRIGGERS)
+        agent = rng.choice(agents)
+        try:
+            service.save(agent, f"触发「{question}」⇒ {answer}", "archival")
+        except Exception as exc:
+            print(f"simulated agent: {exc}", file=sys.stderr)
+        time.sleep(interval * rng.uniform(0.6, 1.4))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], *(float(arg) for arg in sys.argv[2:3]))

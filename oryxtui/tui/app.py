@@ -1,0 +1,429 @@
+"""The dashboard: agents on the left, core and archival memory that live-reload from disk."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, OptionList, Static
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot
+from oryxtui.memory.format import RecallIndex
+from oryxtui.tui.overview import AgentMemory, AgentSummary, load_agent
+from oryxtui.tui.screens.recall import RecallScreen
+from oryxtui.tui.screens.save_entry import SaveEntryScreen
+from oryxtui.tui.watcher import GLOBAL, WorkspaceChanges, watch_workspace
+from oryxtui.tui.widgets.agent_list import AgentList, agent_of
+from oryxtui.tui.widgets.memory_pane import MemoryPane, outside_count
+from oryxtui.workspace import Workspace
+
+AgentKey = str | None  # an agent name, or None for the global memory
+CHANGED_MARKER_SECONDS = 5.0
+FRESH_SECONDS = 2.5
+MIN_RELOAD_INTERVAL = 0.05  # at most ~20 reloads a second per agent, however fast the writes
+
+
+def stylesheet() -> Path:
+    """app.tcss inside an installed wheel, or in the checkout for an editable install."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "styles" / "app.tcss", package.parent / "styles" / "app.tcss"):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError("oryxtui's styles/app.tcss is missing from the installation")
+
+
+@dataclass
+class AgentsListed(Message):
+    names: list[str]
+
+
+@dataclass
+class AgentLoaded(Message):
+    memory: AgentMemory
+    reload: bool  # True when it came from the reload path (counts towards coalescing)
+
+
+@dataclass
+class WorkspaceChanged(Message):
+    changes: WorkspaceChanges
+
+
+@dataclass
+class FilterApplied(Message):
+    keyword: str
+    rows: list[int]
+    snapshot_id: int
+
+
+def arrived_entries(old: MemorySnapshot, new: MemorySnapshot) -> tuple[set[int], set[int]]:
+    """Indexes of the core and archival entries in `new` that `old` did not have."""
+    old_core = {entry.line for entry in old.core}
+    core = {index for index, entry in enumerate(new.core) if entry.line not in old_core}
+    before, after = len(old.archival), len(new.archival)
+    old_lines, new_lines = old.archival_lines(), new.archival_lines()
+    appended = after > before and (before == 0 or old_lines[before - 1] == new_lines[before - 1])
+    return core, set(range(before, after)) if appended else set()
+
+
+class OryxApp(App[None]):
+    """Attributes down, messages up: workers read disk, handlers here own the state."""
+
+    TITLE = "oryxtui"
+    CSS_PATH = str(stylesheet())
+    BINDINGS = [
+        Binding("s", "save_entry", "Save", id="save"),
+        Binding("r", "recall", "Recall", id="recall"),
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("tab", "focus_next", "Next pane", id="focus-next", show=False),
+        Binding("shift+tab", "focus_previous", "Previous pane", id="focus-previous", show=False),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings | None = None,
+        service: MemoryService | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        watch: bool = True,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.settings = settings or Settings()
+        self.service = service or MemoryService.open(workspace, self.settings)
+        self.monotonic = monotonic
+        self.watch_files = watch
+        self.order: list[AgentKey] = []
+        self.summaries: dict[AgentKey, AgentSummary] = {}
+        self.changed_at: dict[AgentKey, float] = {}
+        self.selected: AgentKey = GLOBAL
+        self.shown: AgentMemory | None = None
+        self.reload_counts: dict[AgentKey, int] = {}
+        self.last_applied: tuple[AgentKey, float] | None = None
+        self._loading: dict[AgentKey, float] = {}
+        self._dirty: set[AgentKey] = set()
+        self._filter_index: tuple[int, RecallIndex] | None = None
+        self._fresh_timer = None
+
+    # Layout -------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            agents = AgentList(id="agents")
+            agents.border_title = "Agents"
+            yield agents
+            with Vertical(id="main"):
+                yield Static("", id="agent-banner", markup=False)
+                yield MemoryPane("Core", "core", filterable=False, id="core-pane")
+                yield MemoryPane("Archival", "archival", filterable=True, id="archival-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.settings.tui.keymap:
+            self.set_keymap(self.settings.tui.keymap)
+        self.query_one("#archival-filter", Input).display = False
+        self.query_one("#archival-view").focus()
+        self._list_agents()
+        if self.watch_files:
+            self._watch()
+        self.set_interval(1.0, self._expire_markers)
+
+    @property
+    def core_pane(self) -> MemoryPane:
+        return self.query_one("#core-pane", MemoryPane)
+
+    @property
+    def archival_pane(self) -> MemoryPane:
+        return self.query_one("#archival-pane", MemoryPane)
+
+    def agent_label(self, agent: AgentKey) -> str:
+        return "the global memory" if agent is None else f"agent {agent}"
+
+    # Workers: they read disk and post messages; they never touch widgets ----------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agents")
+    def _list_agents(self) -> None:
+        self.post_message(AgentsListed(self.workspace.list_agents()))
+
+    @work(thread=True, exit_on_error=False, group="load")
+    def _load(self, agent: AgentKey, reload: bool) -> None:
+        try:
+            memory = load_agent(self.workspace, self.service, agent)
+        except Exception as exc:  # a bug must not leave the agent stuck "loading" forever
+            memory = AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
+            raise
+        finally:
+            self.post_message(AgentLoaded(memory, reload))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
+    def _load_summaries(self, agents: list[AgentKey]) -> None:
+        for agent in agents:
+            memory = load_agent(self.workspace, self.service, agent)
+            self.post_message(AgentLoaded(AgentMemory(memory.summary, None), reload=False))
+
+    @work(exclusive=True, exit_on_error=False, group="watch")
+    async def _watch(self) -> None:
+        tui = self.settings.tui
+        async for changes in watch_workspace(
+            self.workspace, tui.watch_step_ms, tui.watch_debounce_ms
+        ):
+            self.post_message(WorkspaceChanged(changes))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="filter")
+    def _filter(self, keyword: str, memory: AgentMemory) -> None:
+        snapshot = memory.snapshot
+        if snapshot is None:
+            return
+        cached = self._filter_index
+        if cached is None or cached[0] != id(snapshot):
+            cached = (id(snapshot), RecallIndex(snapshot.archival_lines()))
+            self._filter_index = cached
+        rows = cached[1].positions(keyword)
+        self.post_message(FilterApplied(keyword, rows, id(snapshot)))
+
+    # Loading and coalescing -----------------------------------------------------------------
+
+    def request_load(self, agent: AgentKey) -> None:
+        """Reload one agent from disk: one at a time per agent, at most ~20 times a second."""
+        if agent in self._loading:
+            self._dirty.add(agent)
+            return
+        self._loading[agent] = self.monotonic()
+        self.reload_counts[agent] = self.reload_counts.get(agent, 0) + 1
+        self._load(agent, True)
+
+    def _finish_load(self, agent: AgentKey) -> None:
+        started = self._loading.pop(agent, None)
+        if agent in self._dirty:
+            self._dirty.discard(agent)
+            elapsed = self.monotonic() - (started or 0.0)
+            delay = max(0.0, MIN_RELOAD_INTERVAL - elapsed)
+            if delay:
+                self._loading[agent] = self.monotonic()  # hold the slot until the timer fires
+                self.set_timer(delay, partial(self._reload_after_pause, agent))
+            else:
+                self.request_load(agent)
+
+    def _reload_after_pause(self, agent: AgentKey) -> None:
+        self._loading.pop(agent, None)
+        self.request_load(agent)
+
+    @on(AgentsListed)
+    def _agents_listed(self, event: AgentsListed) -> None:
+        self.order = [*event.names, GLOBAL]
+        for gone in set(self.summaries) - set(self.order):
+            del self.summaries[gone]
+        for agent in self.order:
+            self.summaries.setdefault(agent, AgentSummary(agent))
+        first_time = self.shown is None and not self._loading
+        if self.selected not in self.order or first_time:
+            self.selected = self.order[0]
+        self._refresh_sidebar()
+        self.request_load(self.selected)
+        self._load_summaries([agent for agent in self.order if agent != self.selected])
+
+    @on(AgentLoaded)
+    def _agent_loaded(self, event: AgentLoaded) -> None:
+        memory = event.memory
+        agent = memory.summary.name
+        if event.reload:
+            self._finish_load(agent)
+        if agent not in self.summaries:
+            return  # the agent went away while it loaded
+        self.summaries[agent] = memory.summary
+        self._refresh_sidebar()
+        if agent == self.selected and (memory.snapshot is not None or event.reload):
+            self._show(memory)
+
+    @on(WorkspaceChanged)
+    def _workspace_changed(self, event: WorkspaceChanged) -> None:
+        now = self.monotonic()
+        for agent in event.changes.memory:
+            self.changed_at[agent] = now
+            if agent in self.summaries:
+                self.request_load(agent)
+        if event.changes.agents_changed:
+            self._list_agents()
+
+    # Showing --------------------------------------------------------------------------------
+
+    def _refresh_sidebar(self) -> None:
+        now = self.monotonic()
+        changed = {a for a, t in self.changed_at.items() if now - t < CHANGED_MARKER_SECONDS}
+        sidebar = self.query_one(AgentList)
+        sidebar.set_agents((self.summaries[agent] for agent in self.order), changed)
+        if self.selected in self.order:
+            index = self.order.index(self.selected)
+            if sidebar.highlighted != index:
+                with self.prevent(OptionList.OptionHighlighted):
+                    sidebar.highlighted = index
+
+    def _expire_markers(self) -> None:
+        now = self.monotonic()
+        expired = [a for a, t in self.changed_at.items() if now - t >= CHANGED_MARKER_SECONDS]
+        for agent in expired:
+            del self.changed_at[agent]
+        if expired:
+            self._refresh_sidebar()
+
+    def _show(self, memory: AgentMemory) -> None:
+        previous, self.shown = self.shown, memory
+        summary, snapshot = memory.summary, memory.snapshot
+        self.sub_title = "global memory" if summary.name is None else summary.name
+        banner = self.query_one("#agent-banner", Static)
+        banner.set_class(bool(summary.error), "error")
+        if summary.error:
+            banner.update(Text(f"⚠ {summary.error}"))
+        else:
+            banner.update(Text(summary.description or self.agent_label(summary.name)))
+        if snapshot is None:
+            self.core_pane.view.show([])
+            self.archival_pane.view.show([])
+            return
+        fresh_core: set[int] = set()
+        fresh_archival: set[int] = set()
+        old = previous.snapshot if previous and previous.summary.name == summary.name else None
+        if old is not None:
+            fresh_core, fresh_archival = arrived_entries(old, snapshot)
+            if fresh_core or fresh_archival:
+                if self._fresh_timer is not None:
+                    self._fresh_timer.stop()
+                self._fresh_timer = self.set_timer(FRESH_SECONDS, self._clear_fresh)
+            # Entries still flashing from an earlier reload keep flashing (memory only grows).
+            fresh_core |= {i for i in self.core_pane.view.fresh if i < len(snapshot.core)}
+            fresh_archival |= {
+                i for i in self.archival_pane.view.fresh if i < len(snapshot.archival)
+            }
+        self.core_pane.view.show(snapshot.core, fresh=fresh_core)
+        self.core_pane.set_title(len(snapshot.core))
+        keyword = self.query_one("#archival-filter", Input).value
+        # While a filter is on, keep its rows until the new ones come back from the worker.
+        rows = list(self.archival_pane.view.rows) if keyword and old is not None else None
+        self._show_archival(snapshot, rows, fresh_archival)
+        if keyword:
+            self._filter(keyword, memory)
+        self.last_applied = (summary.name, time.perf_counter())
+
+    def _show_archival(
+        self, snapshot: MemorySnapshot, rows: list[int] | None, fresh: set[int]
+    ) -> None:
+        view = self.archival_pane.view
+        view.show(snapshot.archival, rows=rows, window_start=snapshot.window_start, fresh=fresh)
+        total = len(snapshot.archival)
+        self.archival_pane.set_title(
+            total, None if rows is None else len(rows), outside_count(snapshot)
+        )
+
+    def _clear_fresh(self) -> None:
+        for pane in (self.core_pane, self.archival_pane):
+            pane.view.fresh = set()
+            pane.view.refresh()
+
+    @on(FilterApplied)
+    def _filter_applied(self, event: FilterApplied) -> None:
+        snapshot = self.shown.snapshot if self.shown else None
+        current = self.query_one("#archival-filter", Input).value
+        if snapshot is None or id(snapshot) != event.snapshot_id or event.keyword != current:
+            return
+        self._show_archival(snapshot, event.rows, self.archival_pane.view.fresh)
+
+    @on(OptionList.OptionHighlighted, "#agents")
+    def _agent_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        agent = agent_of(event.option.id)
+        if agent != self.selected:
+            self.selected = agent
+            self.request_load(agent)
+
+    @on(Input.Changed, "#archival-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if self.shown is None or self.shown.snapshot is None:
+            return
+        if event.value:
+            self._filter(event.value, self.shown)
+        else:
+            self._show_archival(self.shown.snapshot, None, self.archival_pane.view.fresh)
+
+    @on(Input.Submitted, "#archival-filter")
+    def _filter_submitted(self) -> None:
+        self.archival_pane.view.focus()
+
+    def on_key(self, event) -> None:
+        focused = self.focused
+        if event.key == "escape" and focused is not None and focused.id == "archival-filter":
+            event.stop()
+            field = self.query_one("#archival-filter", Input)
+            field.value = ""
+            field.display = False
+            self.archival_pane.view.focus()
+
+    # Actions --------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#archival-filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_save_entry(self) -> None:
+        agent = self.selected
+
+        def saved(entry: MemoryEntry | None) -> None:
+            if entry is not None:
+                self.notify(f"{entry.scope.value}: {entry.content[:80]}", title="Saved")
+                self.request_load(agent)  # the watcher brings it too; sqlite has no file to watch
+
+        self.push_screen(
+            SaveEntryScreen(self.agent_label(agent), partial(self.service.save, agent)), saved
+        )
+
+    def action_recall(self) -> None:
+        agent = self.selected
+        self.push_screen(RecallScreen(self.agent_label(agent), partial(self.service.recall, agent)))
+
+    def action_edit(self) -> None:
+        snapshot = self.shown.snapshot if self.shown else None
+        if snapshot is None or snapshot.source is None or snapshot.backend != "markdown":
+            self.notify("This memory is not kept in a MEMORY.md file.", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.suspend():
+                subprocess.run([*shlex.split(editor), str(snapshot.source)], check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to an editor.", severity="warning")
+        except OSError as exc:
+            self.notify(f"Could not start the editor {editor!r}: {exc.strerror}.", severity="error")
+        self.request_load(self.selected)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Save an entry", "Save to the selected agent (s)", self.action_save_entry
+        )
+        yield SystemCommand("Recall", "Search the archival memory (r)", self.action_recall)
+        yield SystemCommand("Edit MEMORY.md", "Open it in $EDITOR (e)", self.action_edit)
+        yield SystemCommand("Filter archival", "Narrow the archival pane (/)", self.action_filter)
+        for agent in self.order:
+            name = "global memory" if agent is None else agent
+            yield SystemCommand(
+                f"Show {name}", "Select it in the sidebar", partial(self._select, agent)
+            )
+
+    def _select(self, agent: AgentKey) -> None:
+        if agent in self.order:
+            self.query_one(AgentList).highlighted = self.order.index(agent)

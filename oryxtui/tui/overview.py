@@ -1,0 +1,55 @@
+"""What the dashboard shows of an agent, read through the library; called from thread workers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService, MemorySnapshot
+from oryxtui.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    """One sidebar row: entry counts and what is wrong, if anything. `name` None is global."""
+
+    name: str | None
+    core_count: int | None = None
+    archival_count: int | None = None
+    description: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentMemory:
+    """The selected agent: its summary and every entry (None when memory cannot be read)."""
+
+    summary: AgentSummary
+    snapshot: MemorySnapshot | None
+
+
+def load_agent(workspace: Workspace, service: MemoryService, name: str | None) -> AgentMemory:
+    """Read AGENT.md and memory; a problem with either becomes a message, never an exception."""
+    problems: list[str] = []
+    description = ""
+    if name is not None:
+        try:
+            description = workspace.read_agent(name).description
+        except OryxError as exc:
+            problems.append(str(exc))
+    snapshot = None
+    try:
+        snapshot = service.snapshot(name)
+    except OryxError as exc:
+        problems.append(str(exc))
+    if snapshot is not None and snapshot.warning:
+        problems.append(snapshot.warning)
+    summary = AgentSummary(
+        name=name,
+        core_count=len(snapshot.core) if snapshot else None,
+        archival_count=len(snapshot.archival) if snapshot else None,
+        description=description,
+        # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
+        error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
+    )
+    return AgentMemory(summary, snapshot)

@@ -1,0 +1,102 @@
+"""Watching the workspace: folders, never files, each non-recursively, re-armed as agents change.
+
+Editors and atomic saves replace MEMORY.md, so a watch on the file goes blind after the first
+replace; a recursive watch follows symlinks into whatever they point at. So: the workspace root,
+`agents/`, `memory/` and each agent folder, one level each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from watchfiles import Change, awatch
+
+from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, Workspace, is_valid_agent_name
+
+GLOBAL = None  # the global memory's key wherever an agent name is expected
+
+
+@dataclass
+class WorkspaceChanges:
+    """What one batch of file events means for the dashboard."""
+
+    memory: set[str | None] = field(default_factory=set)  # agents whose MEMORY.md changed
+    agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
+    rearm: bool = False  # the set of folders to watch is different now
+
+
+def watched_folders(workspace: Workspace) -> list[Path]:
+    folders = [workspace.root, workspace.global_memory_file.parent, workspace.agents_dir]
+    folders += [workspace.agents_dir / name for name in workspace.list_agents()]
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> WorkspaceChanges:
+    """Every change type is a reload: an atomic replace arrives as `added`."""
+    changes = WorkspaceChanges()
+    root, agents_dir = workspace.root, workspace.agents_dir
+    for _change, raw_path in events:
+        path = Path(raw_path)
+        parent = path.parent
+        if parent == root and path.name in ("agents", "memory"):
+            changes.agents_changed = changes.rearm = True
+            changes.memory.add(GLOBAL)
+        elif parent == agents_dir:
+            changes.agents_changed = changes.rearm = True
+            if is_valid_agent_name(path.name):
+                changes.memory.add(path.name)
+        elif path.name == MEMORY_FILE and parent == workspace.global_memory_file.parent:
+            changes.memory.add(GLOBAL)
+        elif parent.parent == agents_dir and is_valid_agent_name(parent.name):
+            if path.name == MEMORY_FILE:
+                changes.memory.add(parent.name)
+            elif path.name == AGENT_FILE:
+                changes.agents_changed = changes.rearm = True
+                changes.memory.add(parent.name)
+    return changes
+
+
+def _relevant(workspace: Workspace) -> Callable[[Change, str], bool]:
+    root, agents_dir = str(workspace.root), str(workspace.agents_dir)
+
+    def keep(_change: Change, raw_path: str) -> bool:
+        path = Path(raw_path)
+        if path.name in (MEMORY_FILE, AGENT_FILE):
+            return True
+        parent = str(path.parent)
+        return parent == agents_dir or (parent == root and path.name in ("agents", "memory"))
+
+    return keep
+
+
+async def watch_workspace(
+    workspace: Workspace, step_ms: int = 10, debounce_ms: int = 60
+) -> AsyncIterator[WorkspaceChanges]:
+    """Yield what changed, batch by batch, forever; re-arms itself when folders come and go."""
+    while True:
+        folders = watched_folders(workspace)
+        if not folders:  # the workspace itself is gone: wait for it to come back
+            await asyncio.sleep(0.5)
+            yield WorkspaceChanges(agents_changed=True, memory={GLOBAL})
+            continue
+        try:
+            async for events in awatch(
+                *folders,
+                watch_filter=_relevant(workspace),
+                step=step_ms,
+                debounce=debounce_ms,
+                recursive=False,
+                ignore_permission_denied=True,
+            ):
+                changes = classify(workspace, events)
+                if changes.memory or changes.agents_changed:
+                    yield changes
+                if changes.rearm:
+                    break
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            # A folder vanished between listing and watching: list again shortly.
+            await asyncio.sleep(0.05)
+            yield WorkspaceChanges(agents_changed=True, memory={GLOBAL})

@@ -1,0 +1,165 @@
+"""A virtualised view of memory entries (Line API): only the rows on screen are ever drawn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from oryxtui.memory import MemoryEntry
+from oryxtui.tui.text import display_text
+
+TIME_WIDTH = 19
+NOT_INJECTED = "○"
+FRESH = "+"
+
+
+class EntryView(ScrollView, can_focus=True):
+    """Rows of `time  content` with a cursor; not-injected and new rows are marked."""
+
+    COMPONENT_CLASSES = {
+        "entry-view--time",
+        "entry-view--outside",
+        "entry-view--fresh",
+        "entry-view--cursor",
+        "entry-view--empty",
+    }
+    DEFAULT_CSS = """
+    EntryView { background: $surface; overflow-x: hidden; }
+    EntryView > .entry-view--time { color: $text-muted; }
+    EntryView > .entry-view--outside { color: $text-disabled; }
+    EntryView > .entry-view--fresh { background: $success 30%; }
+    EntryView > .entry-view--cursor { background: $boost; }
+    EntryView:focus > .entry-view--cursor { background: $accent 40%; }
+    EntryView > .entry-view--empty { color: $text-muted; text-style: italic; }
+    """
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Newest", show=False),
+    ]
+
+    cursor = reactive(-1, always_update=True, init=False)
+
+    @dataclass
+    class CursorMoved(Message):
+        view: EntryView
+        entry: MemoryEntry | None
+
+    def __init__(self, empty_text: str = "No entries.", **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.empty_text = empty_text
+        self.entries: Sequence[MemoryEntry] = ()
+        self.rows: Sequence[int] = range(0)  # entry index shown on each row (a filter narrows it)
+        self.window_start = 0
+        self.fresh: set[int] = set()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def at_bottom(self) -> bool:
+        return self.scroll_y >= self.max_scroll_y
+
+    def show(
+        self,
+        entries: Sequence[MemoryEntry],
+        rows: Sequence[int] | None = None,
+        window_start: int = 0,
+        fresh: set[int] | None = None,
+    ) -> None:
+        """Replace what is shown; keep following the newest entry if the view was at the bottom."""
+        following = self.at_bottom or self.cursor >= self.row_count - 1
+        self.entries = entries
+        self.rows = range(len(entries)) if rows is None else rows
+        self.window_start = window_start
+        self.fresh = fresh or set()
+        self.virtual_size = Size(self.size.width, len(self.rows))
+        if following or not 0 <= self.cursor < len(self.rows):
+            self.cursor = len(self.rows) - 1
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+        else:
+            self.cursor = self.cursor
+        self.refresh()
+
+    def entry_at_cursor(self) -> MemoryEntry | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.entries[self.rows[self.cursor]]
+        return None
+
+    def watch_cursor(self, cursor: int) -> None:
+        if 0 <= cursor < len(self.rows):
+            self.scroll_to_region_if_needed(cursor)
+        self.refresh()
+        self.post_message(self.CursorMoved(self, self.entry_at_cursor()))
+
+    def scroll_to_region_if_needed(self, row: int) -> None:
+        top, height = int(self.scroll_y), self.scrollable_content_region.height
+        if row < top:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+
+    def action_cursor(self, step: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + step))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_jump(self, row: int) -> None:
+        if self.rows:
+            self.cursor = row % len(self.rows)
+
+    def on_click(self, event: events.Click) -> None:
+        row = int(self.scroll_y) + event.y
+        if 0 <= row < len(self.rows):
+            self.cursor = row
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.rows))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = int(self.scroll_y) + y
+        base = self.rich_style
+        if not self.rows:
+            if y == 0:
+                style = self.get_component_rich_style("entry-view--empty")
+                return Strip([Segment(" " + self.empty_text, base + style)]).crop_extend(
+                    0, width, base
+                )
+            return Strip.blank(width, base)
+        if row >= len(self.rows):
+            return Strip.blank(width, base)
+        index = self.rows[row]
+        entry = self.entries[index]
+        style = base
+        outside = index < self.window_start
+        if outside:
+            style += self.get_component_rich_style("entry-view--outside")
+        if index in self.fresh:
+            style += self.get_component_rich_style("entry-view--fresh")
+        if row == self.cursor:
+            style += self.get_component_rich_style("entry-view--cursor")
+        mark = NOT_INJECTED if outside else FRESH if index in self.fresh else " "
+        time_style = style + self.get_component_rich_style("entry-view--time", partial=True)
+        segments = [
+            Segment(f"{mark} ", style),
+            Segment((entry.time or "—").ljust(TIME_WIDTH), time_style),
+            Segment("  ", style),
+            Segment(display_text(entry.content, width), style),
+        ]
+        return Strip(segments).crop_extend(0, width, style)

@@ -1,0 +1,58 @@
+"""The core and archival panes: a titled entry view, a filter (archival) and the entry in full."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Static
+
+from oryxtui.memory import MemorySnapshot
+from oryxtui.tui.text import display_text
+from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
+
+
+class MemoryPane(Vertical):
+    """One scope of the selected agent's memory."""
+
+    def __init__(self, title: str, scope: str, filterable: bool, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.title = title
+        self.scope = scope
+        self.filterable = filterable
+        self.border_title = title
+
+    def compose(self) -> ComposeResult:
+        if self.filterable:
+            yield Input(placeholder="filter archival entries…", id=f"{self.scope}-filter")
+        yield EntryView(empty_text=f"No {self.scope} entries yet.", id=f"{self.scope}-view")
+        yield Static("", id=f"{self.scope}-detail", classes="entry-detail", markup=False)
+
+    @property
+    def view(self) -> EntryView:
+        return self.query_one(EntryView)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one(Input)
+
+    def set_title(self, total: int, shown: int | None = None, outside: int = 0) -> None:
+        parts = [self.title, str(total) if shown is None else f"{shown} of {total} match"]
+        if outside:
+            parts.append(f"{NOT_INJECTED} {outside} not injected")
+        self.border_title = " · ".join(parts)
+
+    @on(EntryView.CursorMoved)
+    def _show_detail(self, event: EntryView.CursorMoved) -> None:
+        detail = self.query_one(".entry-detail", Static)
+        entry = event.entry
+        if entry is None:
+            detail.update("")
+            return
+        when = entry.time or "no time (hand-written)"
+        detail.update(Text(f"{when}  {display_text(entry.content)}"))
+
+
+def outside_count(snapshot: MemorySnapshot) -> int:
+    return min(snapshot.window_start, len(snapshot.archival))
