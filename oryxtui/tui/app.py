@@ -383,8 +383,8 @@ class OryxApp(App[None]):
         agent = self.selected
 
         def saved(entry: MemoryEntry | None) -> None:
+            # No toast: it would cover the newest rows, where the entry arrives highlighted.
             if entry is not None:
-                self.notify(f"{entry.scope.value}: {entry.content[:80]}", title="Saved")
                 self.request_load(agent)  # the watcher brings it too; sqlite has no file to watch
 
         self.push_screen(
@@ -398,16 +398,24 @@ class OryxApp(App[None]):
     def action_edit(self) -> None:
         snapshot = self.shown.snapshot if self.shown else None
         if snapshot is None or snapshot.source is None or snapshot.backend != "markdown":
-            self.notify("This memory is not kept in a MEMORY.md file.", severity="warning")
+            self.notify(
+                "This memory is not kept in a MEMORY.md file.", severity="warning", markup=False
+            )
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.suspend():
                 subprocess.run([*shlex.split(editor), str(snapshot.source)], check=False)
         except SuspendNotSupported:
-            self.notify("This terminal cannot hand over to an editor.", severity="warning")
+            self.notify(
+                "This terminal cannot hand over to an editor.", severity="warning", markup=False
+            )
         except OSError as exc:
-            self.notify(f"Could not start the editor {editor!r}: {exc.strerror}.", severity="error")
+            self.notify(
+                f"Could not start the editor {editor!r}: {exc.strerror}.",
+                severity="error",
+                markup=False,
+            )
         self.request_load(self.selected)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

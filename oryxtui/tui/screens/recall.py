@@ -105,7 +105,7 @@ class RecallScreen(ModalScreen[None]):
         shown = self.hits[-MAX_SHOWN:]
         line = shown[int(event.option.id or 0)].line
         self.app.copy_to_clipboard(line)
-        self.notify("Copied the entry to the clipboard.", title="Recall")
+        self.notify("Copied the entry to the clipboard.", title="Recall", markup=False)
 
     def action_focus_results(self) -> None:
         results = self.query_one("#recall-results", OptionList)

@@ -66,7 +66,7 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
         field.disabled = False
         field.focus()
         self.query_one("#save-error", Static).update(f"Not saved: {message}")
-        self.notify(message, title="Not saved", severity="error")
+        self.notify(message, title="Not saved", severity="error", markup=False)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

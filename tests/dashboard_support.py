@@ -1,0 +1,75 @@
+"""Dashboard test helpers: a fixed workspace, waiting for conditions, another writer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.tui.app import OryxApp
+from oryxtui.workspace import Workspace
+from tests.support import fixed_clock, make_agent
+
+ALPHA_MEMORY = (
+    f"{CORE_HEADER}\n"
+    "- [2026-07-20 08:00:00] User prefers concise responses, no bullet lists.\n"
+    f"{ARCHIVAL_HEADER}\n"
+    + "".join(
+        f"- [2026-07-21 {9 + i // 60:02d}:{i % 60:02d}:00] 触发「question {i}」⇒ answer number {i} "
+        "with enough words to fill a line of the archival pane\n"
+        for i in range(60)
+    )
+)
+BETA_MEMORY = f"{CORE_HEADER}\n- [2026-07-20 08:00:00] beta core\n{ARCHIVAL_HEADER}\n- beta note\n"
+
+
+def build_workspace(workspace: Workspace) -> Workspace:
+    (make_agent(workspace, "alpha") / "MEMORY.md").write_text(ALPHA_MEMORY)
+    (make_agent(workspace, "beta") / "MEMORY.md").write_text(BETA_MEMORY)
+    workspace.global_memory_file.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- global note\n")
+    return workspace
+
+
+def make_app(workspace: Workspace, settings: Settings | None = None, watch: bool = True) -> OryxApp:
+    settings = settings or Settings()
+    service = MemoryService.open(workspace, settings, clock=fixed_clock)
+    return OryxApp(workspace, settings, service=service, monotonic=lambda: 1000.0, watch=watch)
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` is true; fail with a clear message at the deadline."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await pilot.pause(0.02)
+
+
+def shown_text(app: OryxApp, selector: str) -> list[str]:
+    """The rows an EntryView draws, as plain text."""
+    view = app.query_one(selector)
+    return [view.render_line(y).text for y in range(view.size.height)]
+
+
+UPSTREAM_WRITER = """
+import os, sys, tempfile
+path, line = sys.argv[1], sys.argv[2]
+text = open(path, encoding="utf-8").read()
+folder = os.path.dirname(path)
+handle, temp = tempfile.mkstemp(dir=folder, prefix="MEMORY", suffix=".tmp")
+with os.fdopen(handle, "w", encoding="utf-8") as out:
+    out.write(text + line + "\\n")
+os.replace(temp, path)
+"""
+
+
+def upstream_append(memory_file: Path, line: str) -> None:
+    """Another process appends like the upstream server: temp file `MEMORY*.tmp`, then rename."""
+    subprocess.run([sys.executable, "-c", UPSTREAM_WRITER, str(memory_file), line], check=True)

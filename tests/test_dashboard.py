@@ -1,0 +1,322 @@
+"""The dashboard through Pilot: real files under tmp_path, real watcher, real worker threads."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, OptionList
+
+from oryxtui.config import Settings, TuiSettings
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.tui.app import OryxApp
+from oryxtui.tui.watcher import watched_folders
+from oryxtui.tui.widgets.agent_list import AgentList
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import (
+    build_workspace,
+    make_app,
+    shown_text,
+    upstream_append,
+    wait_for,
+)
+from tests.support import make_agent
+
+
+@pytest.fixture
+def demo_workspace(workspace: Workspace) -> Workspace:
+    return build_workspace(workspace)
+
+
+def loaded(app: OryxApp, agent: str | None) -> bool:
+    return (
+        app.shown is not None and app.shown.summary.name == agent and app.shown.snapshot is not None
+    )
+
+
+async def test_first_agent_selected_then_others_and_global(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        assert app.order == ["alpha", "beta", None]
+        assert app.archival_pane.view.row_count == 60
+        assert app.core_pane.view.row_count == 1
+        # Opens scrolled to the newest entry.
+        await wait_for(pilot, lambda: "number 59" in "\n".join(shown_text(app, "#archival-view")))
+        sidebar = app.query_one(AgentList)
+        await wait_for(pilot, lambda: "1·60" in str(sidebar.get_option_at_index(0).prompt))
+        sidebar.focus()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: loaded(app, "beta"))
+        assert shown_text(app, "#core-view")[0].rstrip().endswith("beta core")
+        await pilot.press("down")
+        await wait_for(pilot, lambda: loaded(app, None))
+        assert "global note" in shown_text(app, "#archival-view")[0]
+
+
+async def test_entries_outside_the_window_are_marked(workspace: Workspace) -> None:
+    build_workspace(workspace)
+    settings = Settings.model_validate({"memory": {"archival_max_chars": 500}})
+    app = make_app(workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        snapshot = app.shown.snapshot
+        assert 0 < snapshot.window_start < 60
+        title = str(app.archival_pane.border_title)
+        assert f"{snapshot.window_start} not injected" in title
+        view = app.archival_pane.view
+        await pilot.press("home")
+        assert view.render_line(0).text.startswith("○")
+        await pilot.press("end")
+        assert not shown_text(app, "#archival-view")[-1].startswith("○")
+
+
+async def test_save_modal_archival_and_core(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"deploy window is Tuesday [/b]", "enter")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
+        assert "- [2026-07-22 09:30:00] deploy window is Tuesday [/b]\n" in memory_file.read_text()
+        await wait_for(
+            pilot, lambda: "deploy window is Tuesday" in "".join(shown_text(app, "#archival-view"))
+        )
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.click("#scope-core")
+        app.screen.query_one("#save-text", Input).focus()
+        await pilot.press(*"always answer in English", "enter")
+        await wait_for(pilot, lambda: app.core_pane.view.row_count == 2)
+        text = memory_file.read_text()
+        assert text.index("always answer in English") < text.index(ARCHIVAL_HEADER)
+
+
+async def test_save_modal_escape_cancels(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    before = demo_workspace.memory_file("alpha").read_bytes()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"never mind", "escape")
+        await wait_for(pilot, lambda: not isinstance(app.focused, Input))
+    assert demo_workspace.memory_file("alpha").read_bytes() == before
+
+
+async def test_failed_save_keeps_the_text_and_says_why(demo_workspace: Workspace) -> None:
+    memory_file = demo_workspace.memory_file("alpha")
+    raw = memory_file.read_bytes() + b"- broken \xff byte\n"
+    memory_file.write_bytes(raw)
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"important", "enter")
+        error = app.screen.query_one("#save-error")
+        await wait_for(pilot, lambda: "not valid UTF-8" in str(error.render()))
+        assert app.screen.query_one("#save-text", Input).value == "important"
+        assert app.screen.query_one("#save-text", Input).disabled is False
+    assert memory_file.read_bytes() == raw
+
+
+async def test_recall_modal_live_results_and_copy(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        results = app.screen.query_one("#recall-results", OptionList)
+        await pilot.press(*"NUMBER 1")
+        # number 1, 10-19: whole section, not only the window; case-insensitive
+        await wait_for(pilot, lambda: results.option_count == 11)
+        prompt = results.get_option_at_index(0).prompt
+        assert any("reverse" in str(span.style) for span in prompt.spans)
+        await pilot.press(*"9")
+        await wait_for(pilot, lambda: results.option_count == 1)
+        await pilot.press("enter")  # to the results
+        await pilot.press("enter")  # copy
+        await wait_for(pilot, lambda: "answer number 19" in (app.clipboard or ""))
+        await pilot.press("escape")
+
+
+async def test_filter_narrows_the_archival_pane(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"question 5")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 11)
+        assert "11 of 60 match" in str(app.archival_pane.border_title)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 60)
+
+
+async def test_live_reload_after_atomic_replace_by_another_process_twice(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        for number in (1, 2):
+            upstream_append(memory_file, f"- [2026-07-22 10:0{number}:00] upstream write {number}")
+            await wait_for(pilot, lambda n=number: app.archival_pane.view.row_count == 60 + n)
+            await wait_for(
+                pilot,
+                lambda n=number: (
+                    f"upstream write {n}" in "".join(shown_text(app, "#archival-view"))
+                ),
+            )
+            assert 60 + number - 1 in app.archival_pane.view.fresh
+        assert not [p for p in memory_file.parent.iterdir() if p.suffix == ".tmp"]
+
+
+async def test_other_agents_reload_in_the_sidebar_with_a_marker(demo_workspace: Workspace) -> None:
+    times = iter(range(1000, 100000))
+    app = make_app(demo_workspace)
+    app.monotonic = lambda: float(next(times))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        upstream_append(demo_workspace.memory_file("beta"), "- another note")
+        sidebar = app.query_one(AgentList)
+        await wait_for(pilot, lambda: "1·2" in str(sidebar.get_option_at_index(1).prompt))
+        assert str(sidebar.get_option_at_index(1).prompt).startswith("●")
+
+
+async def test_agent_folders_added_and_removed(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        make_agent(demo_workspace, "gamma")
+        await wait_for(pilot, lambda: "gamma" in app.order)
+        # The new folder is watched too: its first MEMORY.md shows up.
+        upstream_append_target = demo_workspace.memory_file("gamma")
+        upstream_append_target.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
+        upstream_append(upstream_append_target, "- gamma note")
+        await wait_for(pilot, lambda: app.summaries["gamma"].archival_count == 1)
+        shutil.rmtree(demo_workspace.agents_dir / "beta")
+        await wait_for(pilot, lambda: "beta" not in app.order)
+        assert app.order == ["alpha", "gamma", None]
+
+
+async def test_agents_folder_removed_and_recreated(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        moved = demo_workspace.root / "agents-moved"
+        os.rename(demo_workspace.agents_dir, moved)
+        await wait_for(pilot, lambda: app.order == [None])
+        await wait_for(pilot, lambda: loaded(app, None))
+        os.rename(moved, demo_workspace.agents_dir)
+        await wait_for(pilot, lambda: app.order == ["alpha", "beta", None])
+        upstream_append(demo_workspace.memory_file("beta"), "- back again")
+        await wait_for(pilot, lambda: app.summaries["beta"].archival_count == 2)
+
+
+async def test_undecodable_file_gets_an_error_marker_and_the_app_goes_on(
+    demo_workspace: Workspace,
+) -> None:
+    demo_workspace.memory_file("beta").write_bytes(b"## \xe6\xa0\xb8\n- caf\xe9\n")
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        sidebar = app.query_one(AgentList)
+        await wait_for(pilot, lambda: str(sidebar.get_option_at_index(1).prompt).startswith("⚠"))
+        sidebar.focus()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: loaded(app, "beta"))
+        banner = str(app.query_one("#agent-banner").render())
+        assert "not valid UTF-8" in banner and "/tmp" not in banner
+        await pilot.press("up")
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        assert app.archival_pane.view.row_count == 60
+
+
+async def test_malformed_agent_file_is_reported_and_memory_still_shown(
+    demo_workspace: Workspace,
+) -> None:
+    (demo_workspace.agents_dir / "alpha" / "AGENT.md").write_text("---\nname: [oops\n---\n")
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        assert "not valid YAML" in str(app.query_one("#agent-banner").render())
+        assert app.archival_pane.view.row_count == 60
+
+
+async def test_markup_and_escape_sequences_render_literally(demo_workspace: Workspace) -> None:
+    memory_file = demo_workspace.memory_file("beta")
+    hostile = "[/bold] [@click=app.quit]x[/] \x1b[31mred\x1b[0m \x1b]0;title\x07 [b]bold?"
+    memory_file.write_text(f"{CORE_HEADER}\n- {hostile}\n{ARCHIVAL_HEADER}\n- [red]{hostile}\n")
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        app.query_one(AgentList).focus()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: loaded(app, "beta"))
+        core_row = shown_text(app, "#core-view")[0]
+        assert "[/bold] [@click=app.quit]x[/] red  [b]bold?" in core_row
+        assert "\x1b" not in core_row
+        assert "[red][/bold]" in shown_text(app, "#archival-view")[0]
+        detail = str(app.query_one("#archival-detail").render())
+        assert "[@click=app.quit]x[/]" in detail
+        await pilot.click("#core-view", offset=(30, 0))
+        await pilot.pause(0.1)
+        assert app.is_running
+
+
+async def test_keymap_from_config_rebinds_a_key(demo_workspace: Workspace) -> None:
+    settings = Settings(tui=TuiSettings(keymap={"save": "ctrl+n"}))
+    app = make_app(demo_workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: app.screen.query("#save-text"))
+
+
+async def test_a_burst_of_saves_is_coalesced(demo_workspace: Workspace) -> None:
+    from oryxtui.memory import MemoryService
+
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        before = app.reload_counts.get("alpha", 0)
+        writer = MemoryService.open(demo_workspace, Settings())
+        started = time.monotonic()
+        for index in range(100):
+            writer.save("alpha", f"burst {index}", "archival")
+            await pilot.pause(0.008)
+        elapsed = time.monotonic() - started
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 160)
+        reloads = app.reload_counts["alpha"] - before
+        assert reloads <= 20 * elapsed + 5, f"{reloads} reloads for 100 saves in {elapsed:.2f}s"
+
+
+async def test_symlink_to_a_large_tree_does_not_slow_start_up(
+    demo_workspace: Workspace, tmp_path: Path
+) -> None:
+    big = tmp_path / "big"
+    for index in range(300):
+        (big / f"d{index}" / "sub" / "deeper").mkdir(parents=True)
+    (big / "AGENT.md").write_text("---\nname: linked\n---\n")
+    (demo_workspace.agents_dir / "linked").symlink_to(big, target_is_directory=True)
+    folders = watched_folders(demo_workspace)
+    assert all(big not in folder.parents for folder in folders)
+    app = make_app(demo_workspace)
+    started = time.monotonic()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        assert time.monotonic() - started < 3.0
+        assert "linked" in app.order
+        # Changes deep inside the linked tree are not watched; its own MEMORY.md is.
+        upstream_target = big / "MEMORY.md"
+        upstream_target.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
+        upstream_append(upstream_target, "- linked note")
+        await wait_for(pilot, lambda: app.summaries["linked"].archival_count == 1)

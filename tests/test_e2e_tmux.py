@@ -1,0 +1,86 @@
+"""End to end: the installed `oryxtui` in tmux, driven by keys, read off the screen."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import oryxtui_executable, run_oryxtui
+
+
+class Terminal:
+    """A tmux server of our own (its own socket), one session, 120x40."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
+        )
+
+    def start(self, command: str) -> None:
+        result = self.tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
+        assert result.returncode == 0, result.stderr
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "e2e").stdout
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.tmux("send-keys", "-t", "e2e", *(["-l"] if literal else []), *keys)
+
+    def alive(self) -> bool:
+        return self.tmux("has-session", "-t", "e2e").returncode == 0
+
+    def wait(self, condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    assert shutil.which("tmux"), "tmux is needed for this test (.ci/run installs it)"
+    term = Terminal(f"oryxtui-e2e-{os.getpid()}")
+    yield term
+    term.tmux("kill-server")
+
+
+def test_save_with_keys_then_read_it_from_screen_and_file(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
+    # `; sleep` keeps the pane readable if the app dies, so a failure shows its traceback.
+    # A detached tmux pane can report 80x24 on a later resize query; pin the size Textual reads.
+    terminal.start(
+        f"env COLUMNS=120 LINES=40 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30"
+    )
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    assert "atlas" in terminal.screen() and "ops-bot" in terminal.screen()
+    terminal.keys("s")
+    terminal.wait(lambda: "Save to agent atlas" in terminal.screen(), "the save modal")
+    terminal.keys("entry typed in tmux [/bold]", literal=True)
+    terminal.keys("Enter")
+    terminal.wait(lambda: "Archival · 6" in terminal.screen(), "the new entry on screen")
+    screen = terminal.screen()
+    assert "entry typed in tmux [/bold]" in screen, screen
+    assert (
+        memory_file.read_text(encoding="utf-8")
+        .rstrip("\n")
+        .endswith("] entry typed in tmux [/bold]")
+    )
+    # A write by another process shows up without a key press.
+    run_oryxtui("memory", "save", "--root", str(tmp_path / "demo"), "--agent", "atlas", "from cli")
+    terminal.wait(lambda: "Archival · 7" in terminal.screen(), "the external write")
+    assert "from cli" in terminal.screen()
+    terminal.keys("q")
+    terminal.wait(lambda: "Archival" not in terminal.screen(), "the dashboard to quit")

@@ -1,0 +1,87 @@
+"""The wheel: built from the checkout, installed into a fresh venv elsewhere, styles included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+HEADLESS_OPEN = """
+import asyncio, sys
+from pathlib import Path
+import oryxtui
+from oryxtui.demo import create_demo_workspace
+from oryxtui.tui.app import OryxApp, stylesheet
+
+workspace, _ = create_demo_workspace(Path("ws"))
+
+async def main():
+    app = OryxApp(workspace, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):
+            if app.shown is not None and app.shown.snapshot is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.shown.summary.name == "atlas", app.shown
+        assert app.query_one("#agents").outer_size.width == 32, "app.tcss was not applied"
+    print(oryxtui.__file__)
+    print(stylesheet())
+
+asyncio.run(main())
+"""
+
+
+def test_wheel_installs_into_a_fresh_venv_and_opens_headless(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            dist,
+            REPO,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    (wheel,) = dist.glob("oryxtui-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # Borrow the already-installed dependencies (no download); oryxtui itself comes from the wheel.
+    (Path(purelib) / "borrowed_dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n"
+    )
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--no-deps", "--no-index", wheel],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stderr
+    workdir = tmp_path / "elsewhere"
+    workdir.mkdir()
+    opened = subprocess.run(
+        [python, "-c", HEADLESS_OPEN], cwd=workdir, capture_output=True, text=True, timeout=120
+    )
+    assert opened.returncode == 0, opened.stderr
+    module_file, styles = opened.stdout.split()
+    assert module_file.startswith(purelib), module_file
+    assert styles.startswith(purelib) and styles.endswith("oryxtui/styles/app.tcss")
+    help_text = subprocess.run(
+        [venv / "bin" / "oryxtui", "--help"], capture_output=True, text=True, cwd=workdir
+    )
+    assert help_text.returncode == 0 and "demo" in help_text.stdout

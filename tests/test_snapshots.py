@@ -1,0 +1,55 @@
+"""Snapshots of the main screen and the two modals: fixed size, fixed clock, no real paths.
+
+Update on purpose only: `pytest tests/test_snapshots.py --snapshot-update`, then read the report.
+"""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import build_workspace, make_app, wait_for
+
+SIZE = (120, 36)
+
+
+async def _loaded(pilot: Pilot) -> None:
+    await pilot.pause()
+    app = pilot.app
+    await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
+    await wait_for(pilot, lambda: all(s.core_count is not None for s in app.summaries.values()))
+    await wait_for(
+        pilot, lambda: app.archival_pane.view.scroll_y == app.archival_pane.view.max_scroll_y
+    )
+    await pilot.pause()
+
+
+def test_main_screen(snap_compare, workspace: Workspace) -> None:
+    app = make_app(build_workspace(workspace), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_loaded)
+
+
+def test_save_modal(snap_compare, workspace: Workspace) -> None:
+    async def open_modal(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: pilot.app.screen.query("#save-text"))
+        await pilot.press(*"deploy window is Tuesday 14:00")
+        await pilot.pause()
+
+    app = make_app(build_workspace(workspace), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_modal)
+
+
+def test_recall_modal(snap_compare, workspace: Workspace) -> None:
+    async def recall(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: pilot.app.screen.query("#recall-keyword"))
+        await pilot.press(*"question 4")
+        results = pilot.app.screen.query_one("#recall-results")
+        await wait_for(pilot, lambda: results.option_count == 11)
+        await pilot.pause()
+
+    app = make_app(build_workspace(workspace), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=recall)
