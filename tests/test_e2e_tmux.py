@@ -84,3 +84,37 @@ def test_save_with_keys_then_read_it_from_screen_and_file(
     assert "from cli" in terminal.screen()
     terminal.keys("q")
     terminal.wait(lambda: "Archival" not in terminal.screen(), "the dashboard to quit")
+
+
+def test_demo_live_shows_a_simulated_agent_and_stops_it_on_quit(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    demo = tmp_path / "live-demo"
+    terminal.start(
+        f"cd {tmp_path} && env COLUMNS=120 LINES=40 {oryxtui_executable()} demo {demo.name} --live"
+        "; sleep 30"
+    )
+    terminal.wait(lambda: "Archival ·" in terminal.screen(), "the dashboard", timeout=30)
+    memory_files = list((demo / ".oryxos").rglob("MEMORY.md"))
+    before = sum(path.read_text(encoding="utf-8").count("\n- [") for path in memory_files)
+    terminal.wait(
+        lambda: sum(p.read_text(encoding="utf-8").count("\n- [") for p in memory_files) > before,
+        "the simulated agent to save an entry",
+        timeout=15,
+    )
+    terminal.wait(lambda: "●" in terminal.screen(), "a changed-memory marker in the sidebar")
+    terminal.keys("q")
+    terminal.wait(lambda: "Archival" not in terminal.screen(), "the dashboard to quit")
+    assert not _processes_mentioning("oryxtui.simulate", str(demo)), "the simulator outlived it"
+
+
+def _processes_mentioning(*words: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if all(word in text for word in words):
+            found.append(text)
+    return found

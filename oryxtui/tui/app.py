@@ -34,6 +34,7 @@ from oryxtui.workspace import Workspace
 AgentKey = str | None  # an agent name, or None for the global memory
 CHANGED_MARKER_SECONDS = 5.0
 FRESH_SECONDS = 2.5
+SUMMARY_BATCH_SECONDS = 0.1
 MIN_RELOAD_INTERVAL = 0.05  # at most ~20 reloads a second per agent, however fast the writes
 
 
@@ -55,6 +56,11 @@ class AgentsListed(Message):
 class AgentLoaded(Message):
     memory: AgentMemory
     reload: bool  # True when it came from the reload path (counts towards coalescing)
+
+
+@dataclass
+class SummariesLoaded(Message):
+    summaries: list[AgentSummary]
 
 
 @dataclass
@@ -173,9 +179,16 @@ class OryxApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
     def _load_summaries(self, agents: list[AgentKey]) -> None:
+        """Counts for the sidebar, posted in batches so 500 agents do not mean 500 redraws."""
+        batch: list[AgentSummary] = []
+        posted = time.monotonic()
         for agent in agents:
-            memory = load_agent(self.workspace, self.service, agent)
-            self.post_message(AgentLoaded(AgentMemory(memory.summary, None), reload=False))
+            batch.append(load_agent(self.workspace, self.service, agent).summary)
+            if time.monotonic() - posted > SUMMARY_BATCH_SECONDS:
+                self.post_message(SummariesLoaded(batch))
+                batch, posted = [], time.monotonic()
+        if batch:
+            self.post_message(SummariesLoaded(batch))
 
     @work(exclusive=True, exit_on_error=False, group="watch")
     async def _watch(self) -> None:
@@ -250,6 +263,13 @@ class OryxApp(App[None]):
         self._refresh_sidebar()
         if agent == self.selected and (memory.snapshot is not None or event.reload):
             self._show(memory)
+
+    @on(SummariesLoaded)
+    def _summaries_loaded(self, event: SummariesLoaded) -> None:
+        for summary in event.summaries:
+            if summary.name in self.summaries:
+                self.summaries[summary.name] = summary
+        self._refresh_sidebar()
 
     @on(WorkspaceChanged)
     def _workspace_changed(self, event: WorkspaceChanged) -> None:
