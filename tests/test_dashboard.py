@@ -320,3 +320,54 @@ async def test_symlink_to_a_large_tree_does_not_slow_start_up(
         upstream_target.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
         upstream_append(upstream_target, "- linked note")
         await wait_for(pilot, lambda: app.summaries["linked"].archival_count == 1)
+
+
+async def test_the_pane_follows_new_entries_only_while_at_the_bottom(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        view = app.archival_pane.view
+        view.focus()
+        await pilot.press("home")
+        await wait_for(pilot, lambda: view.scroll_y == 0)
+        upstream_append(memory_file, "- while reading the top")
+        await wait_for(pilot, lambda: view.row_count == 61)
+        await pilot.pause(0.1)
+        assert (view.cursor, view.scroll_y) == (0, 0)  # the reader is not yanked away
+        await pilot.press("end")
+        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y)
+        upstream_append(memory_file, "- newest while at the bottom")
+        await wait_for(pilot, lambda: view.row_count == 62)
+        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y and view.cursor == 61)
+        assert "newest while at the bottom" in "".join(shown_text(app, "#archival-view"))
+
+
+async def test_sqlite_backend_reloads_when_another_process_writes(workspace: Workspace) -> None:
+    from oryxtui.config import MemorySettings
+    from oryxtui.memory import MemoryService
+
+    make_agent(workspace, "alpha")
+    settings = Settings(memory=MemorySettings(backend="sqlite"))
+    MemoryService.open(workspace, settings).save("alpha", "first row", "archival")
+    app = make_app(workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        assert app.archival_pane.view.row_count == 1
+        other = MemoryService.open(workspace, settings)  # its own connection, like another process
+        other.save("alpha", "second row", "archival")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 2)
+
+
+async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for title in ("Save an entry", "Recall", "Edit MEMORY.md", "Filter archival", "Show beta"):
+            assert title in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"show beta", "enter")
+        await wait_for(pilot, lambda: loaded(app, "beta"))

@@ -118,3 +118,22 @@ def _processes_mentioning(*words: str) -> list[str]:
         if all(word in text for word in words):
             found.append(text)
     return found
+
+
+def test_editor_key_hands_the_file_over_and_reloads_after(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    editor = tmp_path / "fake-editor"
+    editor.write_text('#!/bin/sh\necho "- [2026-07-22 10:00:00] written in the editor" >> "$1"\n')
+    editor.chmod(0o755)
+    terminal.start(
+        f"env COLUMNS=120 LINES=40 EDITOR={editor} {oryxtui_executable()} "
+        f"--root {tmp_path / 'demo'}; sleep 30"
+    )
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    terminal.keys("e")
+    terminal.wait(lambda: "written in the editor" in terminal.screen(), "the edit on screen")
+    assert "Archival · 6" in terminal.screen()
+    memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
+    assert memory_file.read_text(encoding="utf-8").endswith("written in the editor\n")

@@ -194,7 +194,10 @@ class OryxApp(App[None]):
     async def _watch(self) -> None:
         tui = self.settings.tui
         async for changes in watch_workspace(
-            self.workspace, tui.watch_step_ms, tui.watch_debounce_ms
+            self.workspace,
+            tui.watch_step_ms,
+            tui.watch_debounce_ms,
+            database=self.service.backend == "sqlite",
         ):
             self.post_message(WorkspaceChanged(changes))
 
@@ -278,6 +281,9 @@ class OryxApp(App[None]):
             self.changed_at[agent] = now
             if agent in self.summaries:
                 self.request_load(agent)
+        if event.changes.database:  # which agent is not known: the selected one, then counts
+            self.request_load(self.selected)
+            self._load_summaries([agent for agent in self.order if agent != self.selected])
         if event.changes.agents_changed:
             self._list_agents()
 

@@ -17,6 +17,7 @@ from watchfiles import Change, awatch
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, Workspace, is_valid_agent_name
 
 GLOBAL = None  # the global memory's key wherever an agent name is expected
+DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
 
 
 @dataclass
@@ -24,6 +25,7 @@ class WorkspaceChanges:
     """What one batch of file events means for the dashboard."""
 
     memory: set[str | None] = field(default_factory=set)  # agents whose MEMORY.md changed
+    database: bool = False  # oryxos.db changed: any agent's sqlite-backed memory may have
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now
 
@@ -41,7 +43,9 @@ def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> Work
     for _change, raw_path in events:
         path = Path(raw_path)
         parent = path.parent
-        if parent == root and path.name in ("agents", "memory"):
+        if parent == root and path.name in DATABASE_FILES:
+            changes.database = True
+        elif parent == root and path.name in ("agents", "memory"):
             changes.agents_changed = changes.rearm = True
             changes.memory.add(GLOBAL)
         elif parent == agents_dir:
@@ -59,23 +63,27 @@ def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> Work
     return changes
 
 
-def _relevant(workspace: Workspace) -> Callable[[Change, str], bool]:
+def _relevant(workspace: Workspace, database: bool) -> Callable[[Change, str], bool]:
     root, agents_dir = str(workspace.root), str(workspace.agents_dir)
+    root_names = ("agents", "memory", *(DATABASE_FILES if database else ()))
 
     def keep(_change: Change, raw_path: str) -> bool:
         path = Path(raw_path)
         if path.name in (MEMORY_FILE, AGENT_FILE):
             return True
         parent = str(path.parent)
-        return parent == agents_dir or (parent == root and path.name in ("agents", "memory"))
+        return parent == agents_dir or (parent == root and path.name in root_names)
 
     return keep
 
 
 async def watch_workspace(
-    workspace: Workspace, step_ms: int = 10, debounce_ms: int = 60
+    workspace: Workspace, step_ms: int = 10, debounce_ms: int = 60, database: bool = False
 ) -> AsyncIterator[WorkspaceChanges]:
-    """Yield what changed, batch by batch, forever; re-arms itself when folders come and go."""
+    """Yield what changed, batch by batch, forever; re-arms itself when folders come and go.
+
+    `database`: also report writes to oryxos.db (the sqlite memory backend has no files to watch).
+    """
     while True:
         folders = watched_folders(workspace)
         if not folders:  # the workspace itself is gone: wait for it to come back
@@ -85,14 +93,14 @@ async def watch_workspace(
         try:
             async for events in awatch(
                 *folders,
-                watch_filter=_relevant(workspace),
+                watch_filter=_relevant(workspace, database),
                 step=step_ms,
                 debounce=debounce_ms,
                 recursive=False,
                 ignore_permission_denied=True,
             ):
                 changes = classify(workspace, events)
-                if changes.memory or changes.agents_changed:
+                if changes.memory or changes.agents_changed or changes.database:
                     yield changes
                 if changes.rearm:
                     break
