@@ -17,7 +17,7 @@ from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.service import MemoryService
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
 
 
 def _print_json(value: Any) -> None:

@@ -371,3 +371,38 @@ async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> 
         await pilot.press("ctrl+p")
         await pilot.press(*"show beta", "enter")
         await wait_for(pilot, lambda: loaded(app, "beta"))
+
+
+async def test_a_file_emptied_mid_save_keeps_the_last_good_content(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    full = memory_file.read_text()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        before = app.reload_counts["alpha"]
+        memory_file.write_text("")  # an editor that truncates, then writes
+        await wait_for(pilot, lambda: app.reload_counts["alpha"] > before and not app._loading)
+        await pilot.pause(0.1)
+        assert app.archival_pane.view.row_count == 60
+        assert "missing or empty" in str(app.query_one("#agent-banner").render())
+        assert str(app.query_one(AgentList).get_option_at_index(0).prompt).startswith("⚠")
+        memory_file.write_text(full + "- back\n")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
+        assert "missing" not in str(app.query_one("#agent-banner").render())
+
+
+async def test_live_reload_while_a_modal_is_open(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"half typed")
+        upstream_append(memory_file, "- arrived while the modal was open")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
+        assert app.screen.query_one("#save-text", Input).value == "half typed"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 62)

@@ -134,6 +134,7 @@ class MarkdownMemoryStore:
             window=injected_window(document.archival_lines, self.archival_max_chars),
             source=path,
             warning=warning,
+            blank_file=not loaded.text.strip(),
         )
 
     # Writing ---------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ class MemorySnapshot:
     window: InjectedWindow
     source: Path | None = None
     warning: str | None = None
+    # The file is missing or empty: maybe deleted, maybe an editor mid-save (truncate, then write).
+    blank_file: bool = False
 
     @property
     def window_start(self) -> int:

@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.watcher import GLOBAL, WorkspaceChanges, watch_workspace
 from oryxtui.tui.widgets.agent_list import AgentList, agent_of
-from oryxtui.tui.widgets.memory_pane import MemoryPane, outside_count
+from oryxtui.tui.widgets.memory_pane import MemoryPane
 from oryxtui.workspace import Workspace
 
 AgentKey = str | None  # an agent name, or None for the global memory
@@ -83,6 +83,19 @@ def arrived_entries(old: MemorySnapshot, new: MemorySnapshot) -> tuple[set[int],
     old_lines, new_lines = old.archival_lines(), new.archival_lines()
     appended = after > before and (before == 0 or old_lines[before - 1] == new_lines[before - 1])
     return core, set(range(before, after)) if appended else set()
+
+
+def blanked_out(previous: AgentMemory | None, current: AgentMemory) -> bool:
+    """The same agent's file went missing or empty after it had entries."""
+    old, new = previous.snapshot if previous else None, current.snapshot
+    return (
+        old is not None
+        and new is not None
+        and new.blank_file
+        and previous is not None
+        and previous.summary.name == current.summary.name
+        and bool(len(old.core) or len(old.archival))
+    )
 
 
 class OryxApp(App[None]):
@@ -143,20 +156,31 @@ class OryxApp(App[None]):
     def on_mount(self) -> None:
         if self.settings.tui.keymap:
             self.set_keymap(self.settings.tui.keymap)
-        self.query_one("#archival-filter", Input).display = False
-        self.query_one("#archival-view").focus()
+        self.dashboard.query_one("#archival-filter", Input).display = False
+        self.dashboard.query_one("#archival-view").focus()
         self._list_agents()
         if self.watch_files:
             self._watch()
         self.set_interval(1.0, self._expire_markers)
 
     @property
+    def dashboard(self) -> Screen:
+        """The screen the panes live on; `self.query_one` would search a modal when one is open."""
+        return self.screen_stack[0]
+
+    @property
+    def dashboard_ready(self) -> bool:
+        """False while the app shuts down: a worker's late message must not touch gone widgets."""
+        stack = self.screen_stack
+        return self.is_running and bool(stack) and bool(stack[0].query("#agent-banner"))
+
+    @property
     def core_pane(self) -> MemoryPane:
-        return self.query_one("#core-pane", MemoryPane)
+        return self.dashboard.query_one("#core-pane", MemoryPane)
 
     @property
     def archival_pane(self) -> MemoryPane:
-        return self.query_one("#archival-pane", MemoryPane)
+        return self.dashboard.query_one("#archival-pane", MemoryPane)
 
     def agent_label(self, agent: AgentKey) -> str:
         return "the global memory" if agent is None else f"agent {agent}"
@@ -242,6 +266,8 @@ class OryxApp(App[None]):
 
     @on(AgentsListed)
     def _agents_listed(self, event: AgentsListed) -> None:
+        if not self.dashboard_ready:
+            return
         self.order = [*event.names, GLOBAL]
         for gone in set(self.summaries) - set(self.order):
             del self.summaries[gone]
@@ -256,19 +282,24 @@ class OryxApp(App[None]):
 
     @on(AgentLoaded)
     def _agent_loaded(self, event: AgentLoaded) -> None:
+        if not self.dashboard_ready:
+            return
         memory = event.memory
         agent = memory.summary.name
         if event.reload:
             self._finish_load(agent)
         if agent not in self.summaries:
             return  # the agent went away while it loaded
-        self.summaries[agent] = memory.summary
-        self._refresh_sidebar()
         if agent == self.selected and (memory.snapshot is not None or event.reload):
             self._show(memory)
+            memory = self.shown or memory
+        self.summaries[agent] = memory.summary
+        self._refresh_sidebar()
 
     @on(SummariesLoaded)
     def _summaries_loaded(self, event: SummariesLoaded) -> None:
+        if not self.dashboard_ready:
+            return
         for summary in event.summaries:
             if summary.name in self.summaries:
                 self.summaries[summary.name] = summary
@@ -276,6 +307,8 @@ class OryxApp(App[None]):
 
     @on(WorkspaceChanged)
     def _workspace_changed(self, event: WorkspaceChanged) -> None:
+        if not self.dashboard_ready:
+            return
         now = self.monotonic()
         for agent in event.changes.memory:
             self.changed_at[agent] = now
@@ -292,7 +325,7 @@ class OryxApp(App[None]):
     def _refresh_sidebar(self) -> None:
         now = self.monotonic()
         changed = {a for a, t in self.changed_at.items() if now - t < CHANGED_MARKER_SECONDS}
-        sidebar = self.query_one(AgentList)
+        sidebar = self.dashboard.query_one(AgentList)
         sidebar.set_agents((self.summaries[agent] for agent in self.order), changed)
         if self.selected in self.order:
             index = self.order.index(self.selected)
@@ -309,10 +342,16 @@ class OryxApp(App[None]):
             self._refresh_sidebar()
 
     def _show(self, memory: AgentMemory) -> None:
-        previous, self.shown = self.shown, memory
+        previous = self.shown
+        if blanked_out(previous, memory):
+            # Keep showing the last good content; the next write brings the file back.
+            assert previous is not None
+            note = "MEMORY.md is missing or empty on disk; showing the content last read."
+            memory = AgentMemory(replace(previous.summary, error=note), previous.snapshot)
+        self.shown = memory
         summary, snapshot = memory.summary, memory.snapshot
         self.sub_title = "global memory" if summary.name is None else summary.name
-        banner = self.query_one("#agent-banner", Static)
+        banner = self.dashboard.query_one("#agent-banner", Static)
         banner.set_class(bool(summary.error), "error")
         if summary.error:
             banner.update(Text(f"⚠ {summary.error}"))
@@ -338,7 +377,7 @@ class OryxApp(App[None]):
             }
         self.core_pane.view.show(snapshot.core, fresh=fresh_core)
         self.core_pane.set_title(len(snapshot.core))
-        keyword = self.query_one("#archival-filter", Input).value
+        keyword = self.dashboard.query_one("#archival-filter", Input).value
         # While a filter is on, keep its rows until the new ones come back from the worker.
         rows = list(self.archival_pane.view.rows) if keyword and old is not None else None
         self._show_archival(snapshot, rows, fresh_archival)
@@ -353,7 +392,7 @@ class OryxApp(App[None]):
         view.show(snapshot.archival, rows=rows, window_start=snapshot.window_start, fresh=fresh)
         total = len(snapshot.archival)
         self.archival_pane.set_title(
-            total, None if rows is None else len(rows), outside_count(snapshot)
+            total, None if rows is None else len(rows), min(snapshot.window_start, total)
         )
 
     def _clear_fresh(self) -> None:
@@ -363,8 +402,10 @@ class OryxApp(App[None]):
 
     @on(FilterApplied)
     def _filter_applied(self, event: FilterApplied) -> None:
+        if not self.dashboard_ready:
+            return
         snapshot = self.shown.snapshot if self.shown else None
-        current = self.query_one("#archival-filter", Input).value
+        current = self.dashboard.query_one("#archival-filter", Input).value
         if snapshot is None or id(snapshot) != event.snapshot_id or event.keyword != current:
             return
         self._show_archival(snapshot, event.rows, self.archival_pane.view.fresh)
@@ -393,7 +434,7 @@ class OryxApp(App[None]):
         focused = self.focused
         if event.key == "escape" and focused is not None and focused.id == "archival-filter":
             event.stop()
-            field = self.query_one("#archival-filter", Input)
+            field = self.dashboard.query_one("#archival-filter", Input)
             field.value = ""
             field.display = False
             self.archival_pane.view.focus()
@@ -401,7 +442,7 @@ class OryxApp(App[None]):
     # Actions --------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        field = self.query_one("#archival-filter", Input)
+        field = self.dashboard.query_one("#archival-filter", Input)
         field.display = True
         field.focus()
 
@@ -460,4 +501,4 @@ class OryxApp(App[None]):
 
     def _select(self, agent: AgentKey) -> None:
         if agent in self.order:
-            self.query_one(AgentList).highlighted = self.order.index(agent)
+            self.dashboard.query_one(AgentList).highlighted = self.order.index(agent)

@@ -8,7 +8,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from oryxtui.memory import MemorySnapshot
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
 
@@ -33,10 +32,6 @@ class MemoryPane(Vertical):
     def view(self) -> EntryView:
         return self.query_one(EntryView)
 
-    @property
-    def filter_input(self) -> Input:
-        return self.query_one(Input)
-
     def set_title(self, total: int, shown: int | None = None, outside: int = 0) -> None:
         parts = [self.title, str(total) if shown is None else f"{shown} of {total} match"]
         if outside:
@@ -52,7 +47,3 @@ class MemoryPane(Vertical):
             return
         when = entry.time or "no time (hand-written)"
         detail.update(Text(f"{when}  {display_text(entry.content)}"))
-
-
-def outside_count(snapshot: MemorySnapshot) -> int:
-    return min(snapshot.window_start, len(snapshot.archival))
