@@ -406,3 +406,20 @@ async def test_live_reload_while_a_modal_is_open(demo_workspace: Workspace) -> N
         assert app.screen.query_one("#save-text", Input).value == "half typed"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.archival_pane.view.row_count == 62)
+
+
+async def test_a_huge_entry_does_not_stall_the_dashboard(demo_workspace: Workspace) -> None:
+    memory_file = demo_workspace.memory_file("beta")
+    memory_file.write_text(
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- [2026-07-22 09:30:00] {'w' * 2_000_000}\n"
+    )
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        app.query_one(AgentList).focus()
+        started = time.monotonic()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: loaded(app, "beta"))
+        await pilot.pause(0.05)
+        assert time.monotonic() - started < 2.0
+        assert len(str(app.query_one("#archival-detail").render())) < 1100

@@ -11,6 +11,8 @@ from textual.widgets import Input, Static
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
 
+DETAIL_LIMIT = 1000
+
 
 class MemoryPane(Vertical):
     """One scope of the selected agent's memory."""
@@ -46,4 +48,8 @@ class MemoryPane(Vertical):
             detail.update("")
             return
         when = entry.time or "no time (hand-written)"
-        detail.update(Text(f"{when}  {display_text(entry.content)}"))
+        # The detail shows at most three lines: never hand a 1 MB entry to the wrapper.
+        shown = display_text(entry.content, DETAIL_LIMIT)
+        if len(shown) > DETAIL_LIMIT:
+            shown = shown[:DETAIL_LIMIT] + "…"
+        detail.update(Text(f"{when}  {shown}"))
