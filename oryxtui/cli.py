@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oryxtui import __version__
 from oryxtui.config import Settings, load_settings
@@ -17,7 +18,11 @@ from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.service import MemoryService
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
-EXIT_OK = 0
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import Agent
+
+EXIT_OK, EXIT_FAILURE = 0, 1
+CLI_CHANNEL = "cli"
 
 
 def _print_json(value: Any) -> None:
@@ -36,7 +41,10 @@ def _open(args: argparse.Namespace) -> tuple[Workspace, Settings]:
 def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None]:
     """The service and the agent for a `memory` command, warning about an unsafe or unknown name."""
     workspace, settings = _open(args)
-    service = MemoryService.open(workspace, settings)
+    return MemoryService.open(workspace, settings), _checked_agent(args, workspace)
+
+
+def _checked_agent(args: argparse.Namespace, workspace: Workspace) -> str | None:
     agent = args.agent
     if agent is not None and not is_valid_agent_name(agent):
         _warn(
@@ -46,7 +54,7 @@ def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None
         agent = None
     elif agent is not None and agent not in workspace.list_agents():
         _warn(f"no agent named {agent!r} has an AGENT.md in {workspace.root}.")
-    return service, agent
+    return agent
 
 
 def cmd_memory_show(args: argparse.Namespace) -> int:
@@ -83,6 +91,86 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
     else:
         sys.stdout.writelines(hit.line + "\n" for hit in hits)
     return EXIT_OK
+
+
+def _agent_for(args: argparse.Namespace) -> tuple[Agent, str | None]:
+    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.sessions import SessionStore
+
+    workspace, settings = _open(args)
+    service = MemoryService.open(workspace, settings)
+    agent = _checked_agent(args, workspace)
+    return Agent(workspace, settings, service, SessionStore(workspace.db_path)), agent
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from oryxtui.agent.sessions import session_id_for
+
+    runner, agent = _agent_for(args)
+    prompt = runner.prompt(agent, session_id_for(CLI_CHANNEL, getpass.getuser(), agent))
+    for warning in prompt.warnings:
+        _warn(warning)
+    if args.json:
+        _print_json(prompt.to_json())
+        return EXIT_OK
+    for block in prompt.blocks:
+        sys.stdout.write(f"── {block.name} · {block.chars} chars · ~{block.tokens} tokens ──\n")
+        sys.stdout.write((block.text or "(empty)") + "\n\n")
+    return EXIT_OK
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    runner, agent = _agent_for(args)
+    user = getpass.getuser()
+    if args.message is not None:
+        return _chat_turn(runner, agent, user, args.message, args.json)
+    model = runner.provider(agent).label
+    who = agent or "the global memory"
+    sys.stderr.write(f"Chatting with {who} ({model}); an empty line or ctrl+d ends.\n")
+    status = EXIT_OK
+    for line in sys.stdin:
+        if not line.strip():
+            break
+        status = _chat_turn(runner, agent, user, line.rstrip("\n"), args.json)
+    return status
+
+
+def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_json: bool) -> int:
+    from oryxtui.agent.sessions import session_id_for
+
+    if not message.strip():
+        raise UsageError("Nothing to say: the message is empty.")
+    events = []
+    failed = False
+    for event in runner.run(agent, message, CLI_CHANNEL, user):
+        events.append(event)
+        if as_json:
+            continue
+        if event.kind == "text":
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif event.kind == "tool_call":
+            sys.stdout.write(f"\n→ {event.tool}({event.arguments})\n")
+        elif event.kind == "tool_result":
+            mark = "✓" if event.success else "✗"
+            sys.stdout.write(f"{mark} {event.text}\n")
+        elif event.kind == "error":
+            failed = True
+            sys.stderr.write(f"oryxtui: error: {event.text}\n")
+        elif event.kind == "final":
+            sys.stdout.write("\n")
+    failed = failed or not any(event.kind == "final" for event in events)
+    if as_json:
+        reply = next((e.text for e in reversed(events) if e.kind == "final"), None)
+        _print_json(
+            {
+                "session_id": session_id_for(CLI_CHANNEL, user, agent),
+                "model": runner.provider(agent).label,
+                "reply": reply,
+                "events": [event.to_json() for event in events],
+            }
+        )
+    return EXIT_FAILURE if failed else EXIT_OK
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -198,6 +286,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recall.add_argument("keyword", metavar="KEYWORD")
     recall.set_defaults(handler=cmd_memory_recall)
+    prompt = commands.add_parser(
+        "prompt",
+        parents=[common, agent_options, json_option],
+        help="print the prompt the agent would receive now, block by block",
+    )
+    prompt.set_defaults(handler=cmd_prompt)
+
+    chat = commands.add_parser(
+        "chat",
+        parents=[common, agent_options, json_option],
+        help="one turn through the memory-aware loop (without MESSAGE: line by line)",
+    )
+    chat.add_argument("message", metavar="MESSAGE", nargs="?")
+    chat.set_defaults(handler=cmd_chat)
     return parser
 
 

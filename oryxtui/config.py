@@ -45,6 +45,7 @@ class LlmSettings(_Section):
     temperature: float | None = None
     context_window: int = Field(8192, ge=1)
     timeout_seconds: float = Field(60.0, gt=0)
+    stream: bool = True
 
 
 class TuiSettings(_Section):

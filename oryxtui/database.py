@@ -19,6 +19,29 @@ CREATE TABLE IF NOT EXISTS memory_entries (
 );
 CREATE INDEX IF NOT EXISTS idx_memory_entries_agent_scope
     ON memory_entries (agent_name, scope, id);
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id VARCHAR(255) PRIMARY KEY,
+    profile_name VARCHAR(128),
+    channel VARCHAR(64),
+    user_id VARCHAR(128),
+    messages_json TEXT NOT NULL DEFAULT '[]',
+    status VARCHAR(16) NOT NULL DEFAULT 'ACTIVE',
+    created_at TIMESTAMP NOT NULL,
+    last_active_at TIMESTAMP NOT NULL,
+    archived_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS tool_invocations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id VARCHAR(255),
+    tool_name VARCHAR(128) NOT NULL,
+    input_json TEXT,
+    result_json TEXT,
+    success BOOLEAN NOT NULL,
+    error_message TEXT,
+    duration_ms INTEGER,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_tool_invocations_session ON tool_invocations (session_id, id);
 """
 
 

@@ -1,0 +1,144 @@
+"""The ReAct loop: user message → prompt → model → tools → … → reply, streamed as events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from oryxtui.agent.messages import Message
+from oryxtui.agent.prompt import Prompt, PromptBuilder
+from oryxtui.agent.providers import (
+    ChatProvider,
+    ModelTurn,
+    ProviderError,
+    TextDelta,
+    create_provider,
+)
+from oryxtui.agent.sessions import SessionStore, session_id_for
+from oryxtui.agent.tools import ToolExecutor, builtin_tools
+from oryxtui.config import Settings
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import AgentDefinition, Workspace
+
+FOOTPRINT_PART_MAX = 200
+
+
+@dataclass(frozen=True)
+class LoopEvent:
+    """kind: text (a delta), tool_call, tool_result, final, error."""
+
+    kind: str
+    text: str = ""
+    tool: str | None = None
+    arguments: str | None = None
+    success: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.tool is not None:
+            data.update(tool=self.tool, arguments=self.arguments)
+        if self.success is not None:
+            data["success"] = self.success
+        return data
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= FOOTPRINT_PART_MAX else flat[:FOOTPRINT_PART_MAX] + "…"
+
+
+def footprint(user_message: str, reply: str) -> str:
+    return f"触发「{_one_line(user_message)}」⇒ {_one_line(reply)}"
+
+
+ProviderFactory = Callable[[Settings, AgentDefinition | None], ChatProvider]
+
+
+class Agent:
+    """Everything a turn needs for one workspace: memory, sessions, tools, prompts, providers."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        memory: MemoryService,
+        sessions: SessionStore,
+        provider_factory: ProviderFactory = create_provider,
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.memory = memory
+        self.sessions = sessions
+        self.tools = builtin_tools(memory)
+        self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
+        self.prompts = PromptBuilder(workspace, settings, memory, self.tools)
+        self.provider_factory = provider_factory
+
+    def provider(self, agent: str | None) -> ChatProvider:
+        return self.provider_factory(self.settings, self.prompts.definition(agent))
+
+    def prompt(self, agent: str | None, session_id: str) -> Prompt:
+        channel, user = session_id.split(":")[:2]
+        session = self.sessions.load(session_id, agent, channel, user)
+        return self.prompts.build(agent, session.messages)
+
+    def run(
+        self, agent: str | None, user_message: str, channel: str, user: str
+    ) -> Iterator[LoopEvent]:
+        """One trigger. The user's message is saved first, so a failure never loses it."""
+        session_id = session_id_for(channel, user, agent)
+        session = self.sessions.load(session_id, agent, channel, user)
+        self.sessions.append(session, Message("user", user_message))
+        try:
+            definition = self.prompts.definition(agent)
+            provider = self.provider_factory(self.settings, definition)
+            max_iterations = definition.settings.max_iterations if definition else 10
+        except OryxError as exc:
+            yield LoopEvent("error", str(exc))
+            return
+        produced: list[Message] = []
+        reply, stopped = "", True
+        for _ in range(max_iterations):
+            try:
+                prompt = self.prompts.build(agent, [*session.messages, *produced])
+                turn = None
+                for event in provider.stream(prompt.messages, prompt.tools):
+                    if isinstance(event, TextDelta):
+                        yield LoopEvent("text", event.text)
+                    elif isinstance(event, ModelTurn):
+                        turn = event
+            except (ProviderError, OryxError) as exc:
+                if produced:
+                    self.sessions.append(session, *produced)
+                yield LoopEvent("error", str(exc))
+                return
+            assert turn is not None, "a provider must end with a ModelTurn"
+            produced.append(Message("assistant", turn.text, tool_calls=turn.tool_calls))
+            if not turn.tool_calls:
+                reply, stopped = turn.text, False
+                break
+            for call in turn.tool_calls:
+                yield LoopEvent("tool_call", tool=call.name, arguments=call.arguments_json)
+                result = self.executor.execute(call, agent, session_id)
+                produced.append(
+                    Message("tool", result.content, tool_name=call.name, tool_call_id=call.id)
+                )
+                yield LoopEvent(
+                    "tool_result",
+                    result.content,
+                    tool=call.name,
+                    arguments=call.arguments_json,
+                    success=result.success,
+                )
+        if stopped:
+            reply = f"Stopped after {max_iterations} iterations without a final answer."
+            produced.append(Message("assistant", reply))
+        self.sessions.append(session, *produced)
+        if self.settings.memory.footprint and not stopped:
+            try:
+                self.memory.save(agent, footprint(user_message, reply), "archival")
+            except OryxError as exc:
+                yield LoopEvent("error", f"The reply is kept, but the footprint was not: {exc}")
+        yield LoopEvent("final", reply)

@@ -1,0 +1,150 @@
+"""The prompt builder: identity, memory, history and tools, re-read from disk on every build."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from oryxtui.agent.messages import Message, last_turns
+from oryxtui.agent.tools import Tool, tools_for_agent
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
+
+BLOCK_NAMES = ("identity", "memory", "history", "tools")
+DEFAULT_IDENTITY = "You are a helpful assistant with long-term memory."
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count: ~4 ASCII characters a token, one token per other character (CJK, emoji)."""
+    ascii_chars = sum(1 for char in text if ord(char) < 128)
+    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    name: str
+    text: str
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "text": self.text, "chars": self.chars, "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Exactly what the model receives, and the same content as labelled blocks for people."""
+
+    agent: str | None
+    blocks: tuple[PromptBlock, ...]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def block(self, name: str) -> PromptBlock:
+        return next(block for block in self.blocks if block.name == name)
+
+    @property
+    def tokens(self) -> int:
+        return sum(block.tokens for block in self.blocks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "blocks": [block.to_json() for block in self.blocks],
+            "messages": self.messages,
+            "tools": self.tools,
+        }
+
+
+def _history_text(messages: Sequence[Message]) -> str:
+    lines = []
+    for message in messages:
+        if message.role == "tool":
+            lines.append(f"tool {message.tool_name or ''}: {message.content}")
+        elif message.tool_calls:
+            calls = ", ".join(f"{c.name}({c.arguments_json})" for c in message.tool_calls)
+            lines.append(
+                f"{message.role}: {message.content} [calls {calls}]".replace(":  [", ": [")
+            )
+        else:
+            lines.append(f"{message.role}: {message.content}")
+    return "\n".join(lines)
+
+
+class PromptBuilder:
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        memory: MemoryService,
+        tools: dict[str, Tool],
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.memory = memory
+        self.tools = tools
+
+    def definition(self, agent: str | None) -> AgentDefinition | None:
+        return None if agent is None else self.workspace.read_agent(agent)
+
+    def max_history_turns(self, definition: AgentDefinition | None) -> int:
+        if definition is not None and definition.settings.max_history_turns:
+            return definition.settings.max_history_turns
+        return self.settings.prompt.max_history_turns
+
+    def build(self, agent: str | None, history: Sequence[Message]) -> Prompt:
+        definition = self.definition(agent)
+        warnings: list[str] = []
+        identity = self._identity(definition, warnings)
+        memory = self.memory.build_context(agent)
+        window = last_turns(history, self.max_history_turns(definition))
+        tools = tools_for_agent(self.tools, definition.tools if definition else ())
+        schemas = [tool.schema() for tool in tools]
+        blocks = (
+            PromptBlock("identity", identity),
+            PromptBlock("memory", memory),
+            PromptBlock("history", _history_text(window)),
+            PromptBlock("tools", json.dumps(schemas, ensure_ascii=False, indent=2)),
+        )
+        system = {"role": "system", "content": f"{identity}\n\n{memory}"}
+        messages = [system, *(message.to_openai() for message in window)]
+        return Prompt(agent, blocks, messages, schemas, tuple(warnings))
+
+    def _identity(self, definition: AgentDefinition | None, warnings: list[str]) -> str:
+        if definition is None:
+            parts = [DEFAULT_IDENTITY]
+            bootstrap = [name for name in BOOTSTRAP_FILES]
+        else:
+            parts = [definition.identity.prompt, definition.body]
+            bootstrap = definition.bootstrap
+        for relative in bootstrap:
+            text = self._bootstrap_file(relative, warnings, quiet=definition is None)
+            if text:
+                parts.append(text)
+        return "\n\n".join(part.strip() for part in parts if part and part.strip())
+
+    def _bootstrap_file(self, relative: str, warnings: list[str], quiet: bool) -> str | None:
+        root = os.path.realpath(self.workspace.root)
+        path = os.path.realpath(self.workspace.root / relative)
+        if path != root and not path.startswith(root + os.sep):
+            warnings.append(f"Bootstrap file {relative} is outside the workspace; skipped.")
+            return None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            if not quiet:
+                warnings.append(f"Bootstrap file {relative} is missing; skipped.")
+            return None

@@ -1,0 +1,109 @@
+"""Any OpenAI-compatible chat-completions endpoint, through the official `openai` SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+
+from oryxtui.agent.messages import ToolCall
+from oryxtui.agent.providers import ModelTurn, ProviderError, TextDelta
+
+
+class OpenAICompatibleProvider:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        temperature: float | None,
+        timeout: float,
+        streaming: bool = True,
+    ) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.temperature = temperature
+        self.timeout = timeout
+        self.streaming = streaming
+        # Local servers (Ollama, llama.cpp, vLLM) need no key, but the SDK insists on one.
+        self.client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0
+        )
+        self.label = f"{model} @ {urlparse(base_url).netloc or base_url}"
+
+    def stream(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> Iterator[TextDelta | ModelTurn]:
+        request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        if tools:
+            request["tools"] = list(tools)
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        try:
+            if self.streaming:
+                yield from self._streamed(request)
+            else:
+                yield from self._whole(request)
+        except openai.APITimeoutError:
+            raise ProviderError(
+                f"The LLM at {self.base_url} did not answer within {self.timeout:.0f} s; "
+                "check that it is running, or raise llm.timeout_seconds."
+            ) from None
+        except openai.APIConnectionError:
+            raise ProviderError(
+                f"Cannot reach the LLM at {self.base_url}; check llm.base_url and that the "
+                "server is running."
+            ) from None
+        except openai.AuthenticationError:
+            raise ProviderError(
+                f"The LLM at {self.base_url} refused the API key; put the key in the "
+                "environment variable that llm.api_key_env names."
+            ) from None
+        except openai.APIStatusError as exc:
+            raise ProviderError(
+                f"The LLM at {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+            ) from None
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"The LLM at {self.base_url} failed: {exc}") from None
+
+    def _streamed(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        for chunk in self.client.chat.completions.create(**request, stream=True):
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            if delta.content:
+                text.append(delta.content)
+                yield TextDelta(delta.content)
+            for part in delta.tool_calls or ():
+                slot = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                if part.id:
+                    slot["id"] = part.id
+                if part.function and part.function.name:
+                    slot["name"] += part.function.name
+                if part.function and part.function.arguments:
+                    slot["arguments"] += part.function.arguments
+        yield ModelTurn(
+            "".join(text),
+            tuple(
+                ToolCall(slot["id"] or f"call_{index}", slot["name"], slot["arguments"])
+                for index, slot in sorted(calls.items())
+            ),
+        )
+
+    def _whole(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
+        response = self.client.chat.completions.create(**request)
+        message = response.choices[0].message
+        if message.content:
+            yield TextDelta(message.content)
+        yield ModelTurn(
+            message.content or "",
+            tuple(
+                ToolCall(call.id, call.function.name, call.function.arguments or "")
+                for call in message.tool_calls or ()
+                if getattr(call, "function", None) is not None
+            ),
+        )

@@ -1,0 +1,151 @@
+"""Session memory in `oryxos.db`: upstream's `sessions` table, saved compare-and-set."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from oryxtui import database
+from oryxtui.agent.messages import Message
+from oryxtui.errors import OryxError
+from oryxtui.memory.format import TIME_FORMAT
+
+GLOBAL_PROFILE = "__global__"
+
+
+class SessionConflict(OryxError):
+    """Another process changed the session since it was read."""
+
+
+def session_id_for(channel: str, user: str, agent: str | None) -> str:
+    return f"{channel}:{user}:{agent or GLOBAL_PROFILE}"
+
+
+@dataclass
+class Session:
+    session_id: str
+    profile_name: str
+    channel: str
+    user_id: str
+    messages: list[Message] = field(default_factory=list)
+    stored_json: str | None = None  # messages_json as last read or written; None: not stored yet
+
+    def messages_json(self) -> str:
+        return json.dumps([m.to_json() for m in self.messages], ensure_ascii=False)
+
+
+class SessionStore:
+    """One connection per thread; every write is a short BEGIN IMMEDIATE transaction."""
+
+    def __init__(self, db_path: Path, clock: Callable[[], datetime] = datetime.now) -> None:
+        self.db_path = db_path
+        self.clock = clock
+        self._local = threading.local()
+
+    def connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                connection = database.connect(self.db_path)
+            except sqlite3.Error as exc:
+                raise OryxError(f"Cannot open {self.db_path} ({exc}).") from None
+            self._local.connection = connection
+        return connection
+
+    def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
+        row = (
+            self.connection()
+            .execute("SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,))
+            .fetchone()
+        )
+        session = Session(session_id, agent or GLOBAL_PROFILE, channel, user)
+        if row is not None:
+            session.stored_json = row[0]
+            try:
+                session.messages = [Message.from_json(item) for item in json.loads(row[0] or "[]")]
+            except (ValueError, TypeError, AttributeError):
+                raise OryxError(
+                    f"Session {session_id} in {self.db_path} holds malformed messages_json."
+                ) from None
+        return session
+
+    def save(self, session: Session) -> None:
+        """Write only if nobody changed the row since we read it; else raise SessionConflict."""
+        now = self.clock().strftime(TIME_FORMAT)
+        new_json = session.messages_json()
+        connection = self.connection()
+        with database.write_transaction(connection):
+            if session.stored_json is None:
+                cursor = connection.execute(
+                    "INSERT OR IGNORE INTO sessions (session_id, profile_name, channel, user_id,"
+                    " messages_json, status, created_at, last_active_at)"
+                    " VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?)",
+                    (
+                        session.session_id,
+                        session.profile_name,
+                        session.channel,
+                        session.user_id,
+                        new_json,
+                        now,
+                        now,
+                    ),
+                )
+            else:
+                cursor = connection.execute(
+                    "UPDATE sessions SET messages_json = ?, last_active_at = ?"
+                    " WHERE session_id = ? AND messages_json = ?",
+                    (new_json, now, session.session_id, session.stored_json),
+                )
+        if cursor.rowcount != 1:
+            raise SessionConflict(f"Session {session.session_id} was changed by another process.")
+        session.stored_json = new_json
+
+    def append(self, session: Session, *messages: Message) -> None:
+        """Add messages and save; on a conflict, reload the other writer's version and add to it."""
+        for _ in range(20):
+            candidate = list(session.messages) + list(messages)
+            previous = session.messages
+            session.messages = candidate
+            try:
+                self.save(session)
+                return
+            except SessionConflict:
+                session.messages = previous
+                fresh = self.load(
+                    session.session_id, session.profile_name, session.channel, session.user_id
+                )
+                session.messages, session.stored_json = fresh.messages, fresh.stored_json
+        raise SessionConflict(f"Session {session.session_id} kept changing; try again.")
+
+    def record_tool_call(
+        self,
+        session_id: str | None,
+        tool_name: str,
+        input_json: str,
+        result_json: str | None,
+        success: bool,
+        error_message: str | None,
+        duration_ms: int,
+    ) -> None:
+        connection = self.connection()
+        with database.write_transaction(connection):
+            connection.execute(
+                "INSERT INTO tool_invocations (session_id, tool_name, input_json, result_json,"
+                " success, error_message, duration_ms, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    tool_name,
+                    input_json,
+                    result_json,
+                    success,
+                    error_message,
+                    duration_ms,
+                    self.clock().strftime(TIME_FORMAT),
+                ),
+            )

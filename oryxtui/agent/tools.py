@@ -1,0 +1,164 @@
+"""Typed tools (pydantic input → JSON Schema → validation → run) and the auditing executor."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oryxtui.agent.messages import ToolCall
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService, current_agent
+
+
+class Tool:
+    """A tool the model may call. Subclasses set `name`, `description`, `Input` and `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Input: ClassVar[type[BaseModel]]
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:
+        """The chat-completions `tools` entry."""
+        parameters = self.Input.model_json_schema()
+        parameters.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+
+class SaveMemoryInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(description="What to remember, in one line.")
+    scope: Literal["core", "archival"] = Field(
+        "archival",
+        description="'core' for facts that must always be in the prompt; 'archival' otherwise.",
+    )
+
+
+class SaveMemory(Tool):
+    name = "save_memory"
+    description = "Save something worth remembering to long-term memory."
+    Input = SaveMemoryInput
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        assert isinstance(arguments, SaveMemoryInput)
+        entry = self.memory.save(current_agent.get(), arguments.content, arguments.scope)
+        return {"saved": True, "scope": arguments.scope, "entry": entry.line}
+
+
+class RecallMemoryInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    keyword: str = Field(description="A word or phrase to look for in archival memory.")
+
+
+class RecallMemory(Tool):
+    name = "recall_memory"
+    description = "Search archival memory (case-insensitive) for entries containing a keyword."
+    Input = RecallMemoryInput
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        assert isinstance(arguments, RecallMemoryInput)
+        hits = self.memory.recall(current_agent.get(), arguments.keyword)
+        return {"keyword": arguments.keyword, "count": len(hits), "entries": [h.line for h in hits]}
+
+
+MEMORY_TOOLS = ("save_memory", "recall_memory")
+
+
+def builtin_tools(memory: MemoryService) -> dict[str, Tool]:
+    tools: list[Tool] = [SaveMemory(memory), RecallMemory(memory)]
+    return {tool.name: tool for tool in tools}
+
+
+def tools_for_agent(available: dict[str, Tool], declared: Sequence[str]) -> list[Tool]:
+    """The tools AGENT.md lists that exist, plus the memory tools, which are always there."""
+    names = [*MEMORY_TOOLS, *(name for name in declared if name not in MEMORY_TOOLS)]
+    return [available[name] for name in names if name in available]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    call: ToolCall
+    success: bool
+    content: str  # JSON text fed back to the model
+    error: str | None = None
+
+
+AuditLog = Callable[[str | None, str, str, str | None, bool, str | None, int], None]
+
+
+class ToolExecutor:
+    """Runs every call: sets the agent context, validates input, records it, never raises."""
+
+    def __init__(self, tools: dict[str, Tool], audit: AuditLog) -> None:
+        self.tools = tools
+        self.audit = audit
+
+    def execute(self, call: ToolCall, agent: str | None, session_id: str | None) -> ToolResult:
+        started = time.perf_counter()
+        token = current_agent.set(agent)
+        try:
+            result = self._run(call)
+        finally:
+            current_agent.reset(token)
+        duration = int((time.perf_counter() - started) * 1000)
+        self.audit(
+            session_id,
+            call.name,
+            call.arguments_json,
+            result.content if result.success else None,
+            result.success,
+            result.error,
+            duration,
+        )
+        return result
+
+    def _run(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return self._failed(call, f"Unknown tool '{call.name}'; available tools: {known}.")
+        try:
+            raw = json.loads(call.arguments_json or "{}")
+        except ValueError as exc:
+            return self._failed(call, f"The arguments are not valid JSON ({exc}).")
+        if not isinstance(raw, dict):
+            return self._failed(call, "The arguments must be a JSON object.")
+        try:
+            arguments = tool.Input.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in error['loc']) or 'input'}: {error['msg']}"
+                for error in exc.errors()
+            )
+            return self._failed(call, f"Invalid arguments for {call.name}: {problems}.")
+        try:
+            output = tool.run(arguments)
+        except OryxError as exc:
+            return self._failed(call, str(exc))
+        except Exception as exc:
+            return self._failed(call, f"{call.name} failed: {type(exc).__name__}: {exc}")
+        return ToolResult(call, True, json.dumps(output, ensure_ascii=False))
+
+    @staticmethod
+    def _failed(call: ToolCall, message: str) -> ToolResult:
+        return ToolResult(call, False, json.dumps({"error": message}, ensure_ascii=False), message)
