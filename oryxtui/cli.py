@@ -122,9 +122,9 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 def cmd_chat(args: argparse.Namespace) -> int:
     runner, agent = _agent_for(args)
     user = getpass.getuser()
+    model = runner.provider(agent).label  # a configuration problem is exit 2, before any turn
     if args.message is not None:
         return _chat_turn(runner, agent, user, args.message, args.json)
-    model = runner.provider(agent).label
     who = agent or "the global memory"
     sys.stderr.write(f"Chatting with {who} ({model}); an empty line or ctrl+d ends.\n")
     status = EXIT_OK
