@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,7 +50,7 @@ def connect(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
     connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    connection.execute("PRAGMA journal_mode = WAL")
+    _enable_wal(connection)
     connection.execute("PRAGMA synchronous = NORMAL")
     # Unicode lower-casing for recall; SQLite's own lower() only folds ASCII.
     connection.create_function("unicode_lower", 1, str.lower, deterministic=True)
@@ -58,6 +59,20 @@ def connect(path: Path) -> sqlite3.Connection:
             if statement.strip():
                 connection.execute(statement)
     return connection
+
+
+def _enable_wal(connection: sqlite3.Connection) -> None:
+    """Switching a new database to WAL answers "locked" at once, whatever the busy timeout,
+    while another connection is doing the same; so retry until the timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 @contextmanager
