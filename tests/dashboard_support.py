@@ -40,7 +40,9 @@ def build_workspace(workspace: Workspace) -> Workspace:
 def make_app(workspace: Workspace, settings: Settings | None = None, watch: bool = True) -> OryxApp:
     settings = settings or Settings()
     service = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return OryxApp(workspace, settings, service=service, monotonic=lambda: 1000.0, watch=watch)
+    return OryxApp(
+        workspace, settings, service=service, monotonic=lambda: 1000.0, watch=watch, user="tester"
+    )
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:

@@ -256,7 +256,7 @@ async def test_markup_and_escape_sequences_render_literally(demo_workspace: Work
     hostile = "[/bold] [@click=app.quit]x[/] \x1b[31mred\x1b[0m \x1b]0;title\x07 [b]bold?"
     memory_file.write_text(f"{CORE_HEADER}\n- {hostile}\n{ARCHIVAL_HEADER}\n- [red]{hostile}\n")
     app = make_app(demo_workspace)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=(240, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         app.query_one(AgentList).focus()
         await pilot.press("down")

@@ -26,7 +26,7 @@ async def main():
                 break
             await pilot.pause(0.05)
         assert app.shown.summary.name == "atlas", app.shown
-        assert app.query_one("#agents").outer_size.width == 32, "app.tcss was not applied"
+        assert app.query_one("#agents").outer_size.width == 28, "app.tcss was not applied"
     print(oryxtui.__file__)
     print(stylesheet())
 

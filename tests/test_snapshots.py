@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import build_workspace, make_app, wait_for
 
-SIZE = (120, 36)
+SIZE = (160, 40)
 
 
 async def _loaded(pilot: Pilot) -> None:
@@ -18,6 +18,7 @@ async def _loaded(pilot: Pilot) -> None:
     app = pilot.app
     await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
     await wait_for(pilot, lambda: all(s.core_count is not None for s in app.summaries.values()))
+    await wait_for(pilot, lambda: "alpha" in app.prompts and app.chat_pane.model)
     await wait_for(
         pilot, lambda: app.archival_pane.view.scroll_y == app.archival_pane.view.max_scroll_y
     )
@@ -53,3 +54,27 @@ def test_recall_modal(snap_compare, workspace: Workspace) -> None:
 
     app = make_app(build_workspace(workspace), watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=recall)
+
+
+def test_chat_pane_after_a_turn(snap_compare, workspace: Workspace) -> None:
+    async def chat(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("c", *"remember that the pager code is 4711", "enter")
+        await wait_for(pilot, lambda: not pilot.app.chat_pane.input.disabled)
+        await wait_for(pilot, lambda: pilot.app.archival_pane.view.row_count == 62)
+        await wait_for(pilot, lambda: not pilot.app.archival_pane.view.fresh)
+        await pilot.pause()
+
+    app = make_app(build_workspace(workspace), watch=True)
+    assert snap_compare(app, terminal_size=SIZE, run_before=chat)
+
+
+def test_prompt_pane(snap_compare, workspace: Workspace) -> None:
+    async def prompt(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: pilot.app.dashboard.query("#block-memory"))
+        await pilot.pause()
+
+    app = make_app(build_workspace(workspace), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=prompt)

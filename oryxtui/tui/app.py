@@ -12,15 +12,20 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
 
+from oryxtui.agent.loop import Agent, LoopEvent
+from oryxtui.agent.messages import Message as ChatMessageType
+from oryxtui.agent.prompt import Prompt
+from oryxtui.agent.sessions import SessionStore, session_id_for
 from oryxtui.config import Settings
+from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
 from oryxtui.tui.overview import AgentMemory, AgentSummary, load_agent
@@ -28,14 +33,34 @@ from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.watcher import GLOBAL, WorkspaceChanges, watch_workspace
 from oryxtui.tui.widgets.agent_list import AgentList, agent_of
+from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.memory_pane import MemoryPane
+from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
 
 AgentKey = str | None  # an agent name, or None for the global memory
+CHAT_CHANNEL = "tui"
+NARROW_WIDTH = 140
 CHANGED_MARKER_SECONDS = 5.0
 FRESH_SECONDS = 2.5
 SUMMARY_BATCH_SECONDS = 0.1
 MIN_RELOAD_INTERVAL = 0.05  # at most ~20 reloads a second per agent, however fast the writes
+
+
+class _NoAgent:
+    """No chat turn is running."""
+
+
+NO_AGENT = _NoAgent()
+
+
+def _os_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "user"
 
 
 def stylesheet() -> Path:
@@ -61,6 +86,26 @@ class AgentLoaded(Message):
 @dataclass
 class SummariesLoaded(Message):
     summaries: list[AgentSummary]
+
+
+@dataclass
+class ChatEvent(Message):
+    agent: AgentKey
+    event: LoopEvent | None  # None: the turn is over
+
+
+@dataclass
+class ChatHistoryLoaded(Message):
+    agent: AgentKey
+    messages: list
+    model: str
+
+
+@dataclass
+class PromptBuilt(Message):
+    agent: AgentKey
+    prompt: Prompt | None
+    error: str | None = None
 
 
 @dataclass
@@ -108,6 +153,8 @@ class OryxApp(App[None]):
         Binding("r", "recall", "Recall", id="recall"),
         Binding("e", "edit", "Edit", id="edit"),
         Binding("slash", "filter", "Filter", id="filter"),
+        Binding("c", "chat", "Chat", id="chat"),
+        Binding("p", "prompt", "Prompt", id="prompt"),
         Binding("tab", "focus_next", "Next pane", id="focus-next", show=False),
         Binding("shift+tab", "focus_previous", "Previous pane", id="focus-previous", show=False),
         Binding("q", "quit", "Quit", id="quit"),
@@ -120,6 +167,8 @@ class OryxApp(App[None]):
         service: MemoryService | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         watch: bool = True,
+        runner: Agent | None = None,
+        user: str | None = None,
     ) -> None:
         super().__init__()
         self.workspace = workspace
@@ -127,6 +176,13 @@ class OryxApp(App[None]):
         self.service = service or MemoryService.open(workspace, self.settings)
         self.monotonic = monotonic
         self.watch_files = watch
+        self.runner = runner or Agent(
+            workspace, self.settings, self.service, SessionStore(workspace.db_path)
+        )
+        self.user = user or _os_user()
+        self.prompts: dict[AgentKey, Prompt] = {}
+        self.chatting: AgentKey | _NoAgent = NO_AGENT
+        self._chat_failed = False
         self.order: list[AgentKey] = []
         self.summaries: dict[AgentKey, AgentSummary] = {}
         self.changed_at: dict[AgentKey, float] = {}
@@ -151,6 +207,11 @@ class OryxApp(App[None]):
                 yield Static("", id="agent-banner", markup=False)
                 yield MemoryPane("Core", "core", filterable=False, id="core-pane")
                 yield MemoryPane("Archival", "archival", filterable=True, id="archival-pane")
+            with TabbedContent(id="side", initial="chat-tab"):
+                with TabPane("Chat", id="chat-tab"):
+                    yield ChatPane(id="chat")
+                with TabPane("Prompt", id="prompt-tab"):
+                    yield PromptPane(id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -173,6 +234,10 @@ class OryxApp(App[None]):
         """False while the app shuts down: a worker's late message must not touch gone widgets."""
         stack = self.screen_stack
         return self.is_running and bool(stack) and bool(stack[0].query("#agent-banner"))
+
+    @property
+    def chat_pane(self) -> ChatPane:
+        return self.dashboard.query_one(ChatPane)
 
     @property
     def core_pane(self) -> MemoryPane:
@@ -236,6 +301,41 @@ class OryxApp(App[None]):
             self._filter_index = cached
         rows = cached[1].positions(keyword)
         self.post_message(FilterApplied(keyword, rows, id(snapshot)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chat")
+    def _run_chat(self, agent: AgentKey, text: str) -> None:
+        try:
+            for event in self.runner.run(agent, text, CHAT_CHANNEL, self.user):
+                self.post_message(ChatEvent(agent, event))
+        except Exception as exc:  # a bug must not leave the chat input locked
+            self.post_message(ChatEvent(agent, LoopEvent("error", f"The turn failed: {exc!r}")))
+            raise
+        finally:
+            self.post_message(ChatEvent(agent, None))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chat-history")
+    def _load_chat(self, agent: AgentKey) -> None:
+        session_id = session_id_for(CHAT_CHANNEL, self.user, agent)
+        try:
+            session = self.runner.sessions.load(session_id, agent, CHAT_CHANNEL, self.user)
+            messages = session.messages
+        except OryxError as exc:
+            messages = [ChatMessageType("assistant", f"⚠ {exc}")]
+        try:
+            model = self.runner.provider(agent).label
+        except OryxError as exc:
+            model = f"not configured: {exc}"
+        self.post_message(ChatHistoryLoaded(agent, messages, model))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    def _build_prompt(self, agent: AgentKey) -> None:
+        session_id = session_id_for(CHAT_CHANNEL, self.user, agent)
+        try:
+            prompt = self.runner.prompt(agent, session_id)
+        except OryxError as exc:
+            self.post_message(PromptBuilt(agent, None, str(exc)))
+            return
+        self.post_message(PromptBuilt(agent, prompt))
 
     # Loading and coalescing -----------------------------------------------------------------
 
@@ -350,6 +450,9 @@ class OryxApp(App[None]):
             memory = AgentMemory(replace(previous.summary, error=note), previous.snapshot)
         self.shown = memory
         summary, snapshot = memory.summary, memory.snapshot
+        if previous is None or previous.summary.name != summary.name:
+            self._load_chat(summary.name)
+        self._build_prompt(summary.name)
         self.sub_title = "global memory" if summary.name is None else summary.name
         banner = self.dashboard.query_one("#agent-banner", Static)
         banner.set_class(bool(summary.error), "error")
@@ -410,6 +513,60 @@ class OryxApp(App[None]):
             return
         self._show_archival(snapshot, event.rows, self.archival_pane.view.fresh)
 
+    @on(ChatPane.Submitted)
+    async def _chat_submitted(self, event: ChatPane.Submitted) -> None:
+        if not isinstance(self.chatting, _NoAgent):
+            return
+        self.chatting = self.selected
+        self._chat_failed = False
+        await self.chat_pane.begin_turn(event.text)
+        self._run_chat(self.selected, event.text)
+
+    @on(ChatEvent)
+    async def _chat_event(self, event: ChatEvent) -> None:
+        if not self.dashboard_ready:
+            return
+        shown_here = event.agent == self.selected
+        if event.event is None:
+            self.chatting = NO_AGENT
+            model = self.chat_pane.model
+            if shown_here:
+                await self.chat_pane.end_turn(self._chat_failed, model)
+            else:
+                self.chat_pane.input.disabled = False
+            self._build_prompt(event.agent)
+            return
+        if event.event.kind == "error":
+            self._chat_failed = True
+        if shown_here:
+            await self.chat_pane.apply(event.event)
+
+    @on(ChatHistoryLoaded)
+    async def _chat_history(self, event: ChatHistoryLoaded) -> None:
+        if not self.dashboard_ready or event.agent != self.selected:
+            return
+        if self.chatting == event.agent:
+            return  # a turn is streaming into the pane right now
+        await self.chat_pane.show_history(event.messages, event.model)
+
+    @on(PromptBuilt)
+    async def _prompt_built(self, event: PromptBuilt) -> None:
+        if not self.dashboard_ready or event.agent != self.selected:
+            return
+        pane = self.dashboard.query_one(PromptPane)
+        if event.prompt is None:
+            pane.query_one("#prompt-summary", Static).update(Text(f"⚠ {event.error}"))
+            return
+        previous = self.prompts.get(event.agent)
+        if previous is not None and previous.to_json() == event.prompt.to_json():
+            if pane.shown is not None and pane.shown.agent == event.agent:
+                return  # nothing changed
+            previous = None
+        self.prompts[event.agent] = event.prompt
+        if pane.shown is not None and pane.shown.agent != event.agent:
+            previous = None  # a different agent: nothing to compare with
+        await pane.show(event.prompt, previous, self.settings.llm.context_window)
+
     @on(OptionList.OptionHighlighted, "#agents")
     def _agent_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         agent = agent_of(event.option.id)
@@ -430,16 +587,41 @@ class OryxApp(App[None]):
     def _filter_submitted(self) -> None:
         self.archival_pane.view.focus()
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
+        """Escape leaves a text field for the archival pane, so single-key actions work again."""
         focused = self.focused
-        if event.key == "escape" and focused is not None and focused.id == "archival-filter":
+        if event.key != "escape" or focused is None:
+            return
+        if focused.id == "archival-filter":
             event.stop()
             field = self.dashboard.query_one("#archival-filter", Input)
             field.value = ""
             field.display = False
             self.archival_pane.view.focus()
+        elif focused.id == "chat-input":
+            event.stop()
+            self.archival_pane.view.focus()
+        elif self.dashboard.has_class("narrow", "side-open"):
+            event.stop()
+            self.dashboard.remove_class("side-open")  # back to the agents and memory
 
     # Actions --------------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below NARROW_WIDTH columns the chat/prompt column opens only on demand (c, p).
+        self.dashboard.set_class(event.size.width < NARROW_WIDTH, "narrow")
+
+    def _open_side(self, tab: str) -> None:
+        self.dashboard.add_class("side-open")
+        self.dashboard.query_one(TabbedContent).active = tab
+
+    def action_chat(self) -> None:
+        self._open_side("chat-tab")
+        self.chat_pane.input.focus()
+
+    def action_prompt(self) -> None:
+        self._open_side("prompt-tab")
+        self.dashboard.query_one(PromptPane).focus()
 
     def action_filter(self) -> None:
         field = self.dashboard.query_one("#archival-filter", Input)

@@ -1,0 +1,99 @@
+"""The prompt preview: the four blocks with sizes, their share of the context window, and what
+changed since the previous prompt."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.widgets import Collapsible, Static
+
+from oryxtui.agent.prompt import Prompt
+from oryxtui.tui.text import display_text
+
+BAR_WIDTH = 40
+BLOCK_STYLES = {
+    "identity": "bold magenta",
+    "memory": "bold cyan",
+    "history": "bold yellow",
+    "tools": "bold green",
+}
+BLOCK_GLYPHS = {"identity": "█", "memory": "▓", "history": "▒", "tools": "░"}
+TEXT_LIMIT = 20_000
+
+
+def budget_bar(prompt: Prompt, context_window: int) -> Text:
+    """One glyph per block (so it reads without colour), sized by its share of the window."""
+    bar = Text()
+    used = 0
+    for block in prompt.blocks:
+        cells = round(BAR_WIDTH * block.tokens / context_window)
+        cells = min(cells, BAR_WIDTH - used)
+        used += cells
+        bar.append(BLOCK_GLYPHS[block.name] * cells, style=BLOCK_STYLES[block.name])
+    bar.append("·" * (BAR_WIDTH - used), style="dim")
+    share = 100 * prompt.tokens / context_window
+    bar.append(f"  ~{prompt.tokens} of {context_window} tokens ({share:.0f}%)")
+    for block in prompt.blocks:
+        bar.append(f"\n{BLOCK_GLYPHS[block.name]} ", style=BLOCK_STYLES[block.name])
+        bar.append(f"{block.name:<9}{block.chars:>7} chars {block.tokens:>6} tokens")
+    return bar
+
+
+def marked_text(text: str, previous: str | None) -> Text:
+    """The block's text; lines that were not in the previous prompt's block start with '+'."""
+    old = set(previous.split("\n")) if previous is not None else None
+    shown = Text()
+    for index, line in enumerate(text[:TEXT_LIMIT].split("\n")):
+        if index:
+            shown.append("\n")
+        fresh = old is not None and line not in old
+        shown.append("+ " if fresh else "  ", style="bold green" if fresh else "dim")
+        shown.append(display_text(line), style="green" if fresh else "")
+    if len(text) > TEXT_LIMIT:
+        shown.append(f"\n… {len(text) - TEXT_LIMIT} more characters", style="dim")
+    return shown
+
+
+class PromptPane(VerticalScroll):
+    """Rebuilt whole on every new prompt; which blocks are open survives the rebuild."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.open_blocks = {"memory"}
+        self.shown: Prompt | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("No prompt yet.", id="prompt-summary")
+
+    async def show(self, prompt: Prompt, previous: Prompt | None, context_window: int) -> None:
+        for collapsible in self.query(Collapsible):
+            name = collapsible.id.removeprefix("block-") if collapsible.id else ""
+            if collapsible.collapsed:
+                self.open_blocks.discard(name)
+            else:
+                self.open_blocks.add(name)
+        self.shown = prompt
+        self.query_one("#prompt-summary", Static).update(budget_bar(prompt, context_window))
+        await self.query(Collapsible).remove()
+        widgets = []
+        for block in prompt.blocks:
+            before = previous.block(block.name).text if previous else None
+            changed = before is not None and before != block.text
+            label = f"{block.name} · {block.chars} chars · ~{block.tokens} tokens"
+            if changed:
+                delta = block.chars - len(before or "")
+                label += f" · changed ({delta:+d} chars)"
+            widgets.append(
+                Collapsible(
+                    Static(marked_text(block.text, before), classes="prompt-text"),
+                    title=escape(label),
+                    collapsed=block.name not in self.open_blocks,
+                    id=f"block-{block.name}",
+                    classes="changed" if changed else "",
+                )
+            )
+        for warning in prompt.warnings:
+            widgets.append(Static(Text(f"⚠ {warning}"), classes="prompt-warning"))
+        await self.mount_all(widgets)

@@ -1,0 +1,121 @@
+"""The chat and prompt-preview panes, driven through Pilot with the offline model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from textual.widgets import Collapsible, Input, Markdown, TabbedContent
+
+from oryxtui.agent.loop import Agent
+from oryxtui.agent.sessions import SessionStore
+from oryxtui.config import LlmSettings, Settings
+from oryxtui.memory import MemoryService
+from oryxtui.tui.app import OryxApp
+from oryxtui.tui.widgets.prompt_pane import PromptPane
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.llm_server import ScriptedLLM
+from tests.support import fixed_clock
+
+
+@pytest.fixture
+def demo_workspace(workspace: Workspace) -> Workspace:
+    return build_workspace(workspace)
+
+
+def ready(app: OryxApp) -> bool:
+    return app.shown is not None and app.shown.snapshot is not None and "alpha" in app.prompts
+
+
+async def test_a_chat_turn_saves_streams_and_updates_every_pane(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: ready(app))
+        before = app.prompts["alpha"]
+        await pilot.press("c")
+        assert isinstance(app.focused, Input) and app.focused.id == "chat-input"
+        await pilot.press(*"remember that the pager code is 4711", "enter")
+        chat = app.chat_pane
+        await wait_for(pilot, lambda: not chat.input.disabled)
+        replies = [m.source for m in chat.query(Markdown)]
+        assert "(offline model) Noted in archival memory." in replies
+        (tool,) = chat.query(Collapsible)
+        assert "✓ save_memory" in str(tool.title)
+        # The entry and the footprint arrive through the normal watcher path.
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 62)
+        rows = [e.content for e in app.shown.snapshot.archival][-2:]
+        assert rows[0] == "the pager code is 4711"
+        assert rows[1].startswith("触发「remember that the pager code is 4711」⇒ (offline model)")
+        await wait_for(
+            pilot, lambda: "pager code is 4711" in app.prompts["alpha"].block("memory").text
+        )
+        after = app.prompts["alpha"]
+        assert "user: remember that the pager code" in after.block("history").text
+        assert after.block("memory").chars > before.block("memory").chars
+        await pilot.press("escape", "p")
+        assert app.query_one(TabbedContent).active == "prompt-tab"
+        pane = app.query_one(PromptPane)
+        await wait_for(pilot, lambda: pane.shown is not None and pane.shown == app.prompts["alpha"])
+        memory_block = pane.query_one("#block-memory", Collapsible)
+        assert "changed" in str(memory_block.title) and memory_block.has_class("changed")
+        summary = str(pane.query_one("#prompt-summary").render())
+        assert "of 8192 tokens" in summary and "memory" in summary
+    with sqlite3.connect(demo_workspace.db_path) as connection:
+        (messages,) = connection.execute(
+            "SELECT messages_json FROM sessions WHERE session_id = 'tui:tester:alpha'"
+        ).fetchone()
+    assert [m["role"] for m in json.loads(messages)] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_the_session_history_comes_back_when_the_agent_is_selected(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: ready(app))
+        await pilot.press("c", *"what do you remember about question 7", "enter")
+        await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
+    again = make_app(demo_workspace)
+    async with again.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: ready(again))
+        await wait_for(pilot, lambda: len(again.chat_pane.query(".chat-user")) == 1)
+        replies = [m.source for m in again.chat_pane.query(Markdown)]
+        assert any("answer number 7" in reply for reply in replies)
+
+
+async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(
+    demo_workspace: Workspace,
+) -> None:
+    with ScriptedLLM([]) as llm:
+        dead = llm.base_url
+    settings = Settings(llm=LlmSettings(base_url=dead, model="m"))
+    service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
+    runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
+    app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: ready(app))
+        await pilot.press("c", *"hello [/bold] anyone?", "enter")
+        chat = app.chat_pane
+        await wait_for(pilot, lambda: chat.query(".chat-error"))
+        await wait_for(pilot, lambda: not chat.input.disabled)
+        assert chat.input.value == "hello [/bold] anyone?"
+        assert "Cannot reach the LLM" in str(chat.query_one(".chat-error").render())
+        assert app.is_running
+
+
+async def test_replies_with_markup_render_literally(demo_workspace: Workspace) -> None:
+    script = [{"text": "Use [/bold] and [@click=app.quit]this[/] **safely**."}]
+    with ScriptedLLM(script) as llm:
+        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
+        service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
+        runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
+        app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+        async with app.run_test(size=(160, 45)) as pilot:
+            await wait_for(pilot, lambda: ready(app))
+            await pilot.press("c", *"hi", "enter")
+            await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
+            await pilot.pause(0.1)
+            assert app.is_running
+            assert any("[/bold]" in m.source for m in app.chat_pane.query(Markdown))
