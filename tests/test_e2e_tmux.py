@@ -137,3 +137,38 @@ def test_editor_key_hands_the_file_over_and_reloads_after(
     assert "Archival · 6" in terminal.screen()
     memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
     assert memory_file.read_text(encoding="utf-8").endswith("written in the editor\n")
+
+
+def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    terminal.tmux("kill-server")
+    result = terminal.tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "160",
+        "-y",
+        "45",
+        f"env COLUMNS=160 LINES=45 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30",
+    )
+    assert result.returncode == 0, result.stderr
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    terminal.wait(lambda: "Save" in terminal.screen().splitlines()[-1], "the footer keys")
+    terminal.keys("c")
+    # The footer drops the single-letter keys once the chat input has the focus.
+    terminal.wait(lambda: "Save" not in terminal.screen().splitlines()[-1], "the chat input")
+    terminal.keys("remember that the deploy window is Tuesday 14:00", literal=True)
+    terminal.keys("Enter")
+    terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
+    terminal.wait(lambda: "Archival · 7" in terminal.screen(), "the entry and its footprint")
+    assert "the deploy window is Tuesday 14:00" in terminal.screen()
+    terminal.keys("Escape")
+    terminal.wait(lambda: "Save" in terminal.screen().splitlines()[-1], "focus back on the panes")
+    terminal.keys("p")
+    terminal.wait(lambda: "memory · " in terminal.screen(), "the prompt preview")
+    screen = terminal.screen()
+    assert "changed" in screen or "the deploy window is Tuesday" in screen

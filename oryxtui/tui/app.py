@@ -617,6 +617,8 @@ class OryxApp(App[None]):
 
     def action_chat(self) -> None:
         self._open_side("chat-tab")
+        # Focus now, not after the next refresh: keys typed right after `c` belong to the input.
+        self.dashboard.set_focus(self.chat_pane.input)
         self.chat_pane.input.focus()
 
     def action_prompt(self) -> None:
