@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -58,6 +59,8 @@ class ScriptedLLM:
                     return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 step = llm.next_step(body)
+                if step.get("delay"):
+                    time.sleep(step["delay"])
                 if step.get("status"):
                     self._json(step["status"], {"error": {"message": step.get("text", "boom")}})
                 elif body.get("stream"):

@@ -189,3 +189,26 @@ def test_history_carries_the_last_turns(agent_workspace: Workspace) -> None:
         "answer 1",
         "question 2",
     ]
+
+
+def test_agent_file_provider_settings_override_the_config(agent_workspace: Workspace) -> None:
+    agent_file = agent_workspace.agents_dir / "ops" / "AGENT.md"
+    agent_file.write_text(
+        agent_file.read_text().replace(
+            "settings:", "provider:\n  model: ops-special\n  temperature: 0.25\nsettings:"
+        )
+    )
+    with ScriptedLLM([{"text": "ok"}]) as llm:
+        run(make_runner(agent_workspace, llm.base_url), "hi")
+    assert llm.requests[0]["model"] == "ops-special"
+    assert llm.requests[0]["temperature"] == 0.25
+
+
+def test_a_slow_model_times_out_with_a_clear_message(agent_workspace: Workspace) -> None:
+    with ScriptedLLM([{"delay": 2, "text": "too late"}]) as llm:
+        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m", timeout_seconds=0.3))
+        memory = MemoryService.open(agent_workspace, settings, clock=fixed_clock)
+        runner = Agent(agent_workspace, settings, memory, SessionStore(agent_workspace.db_path))
+        events = run(runner, "hello")
+    assert events[-1].kind == "error"
+    assert "did not answer within" in events[-1].text and "llm.timeout_seconds" in events[-1].text

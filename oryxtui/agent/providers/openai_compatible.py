@@ -48,7 +48,7 @@ class OpenAICompatibleProvider:
                 yield from self._whole(request)
         except openai.APITimeoutError:
             raise ProviderError(
-                f"The LLM at {self.base_url} did not answer within {self.timeout:.0f} s; "
+                f"The LLM at {self.base_url} did not answer within {self.timeout:g} s; "
                 "check that it is running, or raise llm.timeout_seconds."
             ) from None
         except openai.APIConnectionError:
