@@ -157,6 +157,8 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
         elif event.kind == "error":
             failed = True
             sys.stderr.write(f"oryxtui: error: {event.text}\n")
+        elif event.kind == "warning":
+            _warn(event.text)
         elif event.kind == "final":
             sys.stdout.write("\n")
     failed = failed or not any(event.kind == "final" for event in events)

@@ -22,8 +22,9 @@ class _Section(BaseModel):
 
 class Mem0Settings(_Section):
     base_url: str = "http://127.0.0.1:8888"
-    user_id: str = "oryxtui"
+    user_id: str = "oryxos"
     api_key_env: str | None = None
+    timeout_seconds: float = Field(10.0, gt=0)
 
 
 class MemorySettings(_Section):

@@ -31,6 +31,12 @@ class MemoryWriteError(OryxError):
     exit_code = 1
 
 
+class ServiceUnavailable(OryxError):
+    """A memory service over the network (mem0) is unreachable or failing."""
+
+    exit_code = 1
+
+
 class AgentDefinitionError(OryxError):
     """An AGENT.md that cannot be read or parsed."""
 

@@ -66,9 +66,11 @@ def test_save_then_recall_then_answer(agent_workspace: Workspace, stream: bool) 
     ]
     with ScriptedLLM(script) as llm:
         events = run(make_runner(agent_workspace, llm.base_url, stream), "when can I deploy?")
-    kinds = [e.kind for e in events if e.kind != "text"]
+    kinds = [e.kind for e in events if e.kind not in ("text", "warning")]
     assert kinds == ["tool_call", "tool_result", "tool_call", "tool_result", "final"]
     assert events[-1].text == "Your deploy window is Tuesday 14:00."
+    warnings = [e.text for e in events if e.kind == "warning"]
+    assert warnings == ["Bootstrap file missing.md is missing; skipped."]  # once, not per call
     assert "".join(e.text for e in events if e.kind == "text") == events[-1].text
     recall = [e for e in events if e.kind == "tool_result"][1]
     assert "deploy window is Tuesday 14:00" in recall.text and recall.success

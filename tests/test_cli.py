@@ -110,9 +110,8 @@ def test_bad_config_is_exit_2_naming_file_and_key(demo: Path) -> None:
     result = run_oryxtui("memory", "show", cwd=demo)
     assert result.returncode == 2
     assert "memory.backend" in result.stderr and "config.toml" in result.stderr
-    result = run_oryxtui("memory", "show", cwd=demo, env={"ORYXTUI_MEMORY__BACKEND": "mem0"})
-    assert result.returncode == 2  # the environment wins over the file, and mem0 is not here yet
-    assert "not available yet" in result.stderr
+    result = run_oryxtui("memory", "show", cwd=demo, env={"ORYXTUI_MEMORY__BACKEND": "sqlite"})
+    assert result.returncode == 0  # the environment wins over the file
 
 
 def test_undecodable_file_show_warns_and_save_refuses(demo: Path) -> None:

@@ -8,8 +8,6 @@ import pytest
 
 from oryxtui.config import load_settings
 from oryxtui.errors import ConfigError
-from oryxtui.memory import MemoryService
-from oryxtui.workspace import Workspace
 
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
@@ -51,7 +49,14 @@ def test_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
         load_settings(None, environ={"ORYXTUI_MEMORY__BACKEND": "nope"})
 
 
-def test_mem0_is_accepted_but_not_available_yet(workspace: Workspace) -> None:
-    settings = load_settings(None, environ={"ORYXTUI_MEMORY__BACKEND": "mem0"})
-    with pytest.raises(ConfigError, match="not available yet"):
-        MemoryService.open(workspace, settings)
+def test_mem0_settings_come_from_the_environment_too() -> None:
+    settings = load_settings(
+        None,
+        environ={
+            "ORYXTUI_MEMORY__BACKEND": "mem0",
+            "ORYXTUI_MEMORY__MEM0__BASE_URL": "http://127.0.0.1:1",
+        },
+    )
+    assert settings.memory.backend == "mem0"
+    assert settings.memory.mem0.base_url == "http://127.0.0.1:1"
+    assert settings.memory.mem0.user_id == "oryxos"

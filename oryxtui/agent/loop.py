@@ -27,7 +27,7 @@ FOOTPRINT_PART_MAX = 200
 
 @dataclass(frozen=True)
 class LoopEvent:
-    """kind: text (a delta), tool_call, tool_result, final, error."""
+    """kind: text (a delta), tool_call, tool_result, warning, final, error."""
 
     kind: str
     text: str = ""
@@ -100,9 +100,14 @@ class Agent:
             return
         produced: list[Message] = []
         reply, stopped = "", True
+        warned: set[str] = set()
         for _ in range(max_iterations):
             try:
                 prompt = self.prompts.build(agent, [*session.messages, *produced])
+                for warning in prompt.warnings:
+                    if warning not in warned:
+                        warned.add(warning)
+                        yield LoopEvent("warning", warning)
                 turn = None
                 for event in provider.stream(prompt.messages, prompt.tools):
                     if isinstance(event, TextDelta):
@@ -140,5 +145,5 @@ class Agent:
             try:
                 self.memory.save(agent, footprint(user_message, reply), "archival")
             except OryxError as exc:
-                yield LoopEvent("error", f"The reply is kept, but the footprint was not: {exc}")
+                yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {exc}")
         yield LoopEvent("final", reply)

@@ -12,7 +12,9 @@ from typing import Any
 from oryxtui.agent.messages import Message, last_turns
 from oryxtui.agent.tools import Tool, tools_for_agent
 from oryxtui.config import Settings
+from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
 
 BLOCK_NAMES = ("identity", "memory", "history", "tools")
@@ -108,7 +110,11 @@ class PromptBuilder:
         definition = self.definition(agent)
         warnings: list[str] = []
         identity = self._identity(definition, warnings)
-        memory = self.memory.build_context(agent)
+        try:
+            memory = self.memory.build_context(agent)
+        except OryxError as exc:  # a memory service that is down must not stop the turn
+            memory = f"{CORE_HEADER}\n{ARCHIVAL_HEADER}"
+            warnings.append(f"Memory is unavailable for this turn: {exc}")
         window = last_turns(history, self.max_history_turns(definition))
         tools = tools_for_agent(self.tools, definition.tools if definition else ())
         schemas = [tool.schema() for tool in tools]

@@ -36,10 +36,11 @@ def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStor
         return MarkdownMemoryStore(workspace, memory.archival_max_chars)
     if memory.backend == "sqlite":
         return SqliteMemoryStore(workspace, memory.archival_max_chars)
-    raise ConfigError(
-        f"memory.backend = '{memory.backend}' is not available yet in this version of oryxtui; "
-        "use 'markdown' or 'sqlite'."
-    )
+    if memory.backend == "mem0":
+        from oryxtui.memory.mem0_store import Mem0MemoryStore
+
+        return Mem0MemoryStore(memory.mem0, memory.archival_max_chars)
+    raise ConfigError(f"Unknown memory.backend '{memory.backend}'.")
 
 
 def parse_scope(scope: str | Scope) -> Scope:

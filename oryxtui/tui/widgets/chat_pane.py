@@ -112,8 +112,8 @@ class ChatPane(Vertical):
             self._pending_tool = None
             await self._close_stream()
             await self._new_reply()
-        elif event.kind == "error":
-            await self.log.mount(Static(Text(f"⚠ {event.text}"), classes="chat-error"))
+        elif event.kind in ("error", "warning"):
+            await self.log.mount(Static(Text(f"⚠ {event.text}"), classes=f"chat-{event.kind}"))
 
     async def _close_stream(self) -> None:
         if self._stream is not None:

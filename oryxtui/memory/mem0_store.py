@@ -1,0 +1,156 @@
+"""The `mem0` backend: a mem0 server over HTTP, spoken the way upstream OryxOS speaks it."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from oryxtui.config import Mem0Settings
+from oryxtui.errors import ConfigError, ServiceUnavailable
+from oryxtui.memory.format import (
+    TIME_FORMAT,
+    EntrySequence,
+    MemoryEntry,
+    Scope,
+    entry_from_line,
+    entry_line,
+    injected_window,
+    render_context,
+    sanitize_content,
+)
+from oryxtui.memory.store import MemorySnapshot
+
+ARCHIVAL_KEEP = 100
+_SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
+
+
+def _items(payload: Any) -> list[dict[str, Any]]:
+    """mem0 versions answer with `results`, `results.items`, `items` or a bare list."""
+    if isinstance(payload, dict):
+        payload = payload.get("results", payload.get("items", []))
+        if isinstance(payload, dict):
+            payload = payload.get("items", [])
+    return [item for item in payload if isinstance(item, dict)] if isinstance(payload, list) else []
+
+
+def _scope_of(item: dict[str, Any]) -> str:
+    metadata = item.get("metadata") or {}
+    scope = metadata.get("scope") if isinstance(metadata, dict) else None
+    return str(scope or "ARCHIVAL").upper()  # untagged counts as archival
+
+
+def _time_of(item: dict[str, Any]) -> str | None:
+    raw = item.get("created_at") or item.get("createdAt")
+    if not isinstance(raw, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone()  # shown in local time, like every other backend
+    return stamp.strftime(TIME_FORMAT)
+
+
+def _line(item: dict[str, Any]) -> str:
+    text = sanitize_content(str(item.get("memory") or item.get("text") or ""))
+    time = _time_of(item)
+    return entry_line(time, text) if time else f"- {text}"
+
+
+class Mem0MemoryStore:
+    name = "mem0"
+    archival_list_limit = ARCHIVAL_KEEP
+
+    def __init__(self, settings: Mem0Settings, archival_max_chars: int = 4000) -> None:
+        self.settings = settings
+        self.archival_max_chars = archival_max_chars
+        headers = {}
+        if settings.api_key_env:
+            key = os.environ.get(settings.api_key_env)
+            if not key:
+                raise ConfigError(
+                    f"memory.mem0.api_key_env names {settings.api_key_env}, "
+                    "but that environment variable is empty."
+                )
+            headers = {"Authorization": f"Bearer {key}", "X-API-Key": key}
+        self.client = httpx.Client(
+            base_url=settings.base_url.rstrip("/"),
+            headers=headers,
+            timeout=settings.timeout_seconds,
+        )
+
+    def user(self, agent: str | None) -> str:
+        return f"{self.settings.user_id}:{agent}" if agent else self.settings.user_id
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self.client.request(method, path, **kwargs)
+            response.raise_for_status()
+            return response.json() if response.content else None
+        except httpx.TimeoutException:
+            problem = f"did not answer within {self.settings.timeout_seconds:g} s"
+        except httpx.HTTPStatusError as exc:
+            problem = f"answered HTTP {exc.response.status_code}"
+        except httpx.HTTPError:
+            problem = "cannot be reached"
+        except ValueError:
+            problem = "answered something that is not JSON"
+        raise ServiceUnavailable(
+            f"The mem0 server at {self.settings.base_url} {problem}; check memory.mem0.base_url "
+            "and that the server is running."
+        )
+
+    def _lines(self, agent: str | None) -> tuple[list[str], list[str]]:
+        items = _items(self._request("GET", "/memories", params={"user_id": self.user(agent)}))
+        items.sort(key=lambda item: str(item.get("created_at") or ""))  # oldest first
+        core = [_line(item) for item in items if _scope_of(item) == "CORE"]
+        archival = [_line(item) for item in items if _scope_of(item) != "CORE"]
+        return core, archival[-ARCHIVAL_KEEP:]
+
+    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
+        self._request(
+            "POST",
+            "/memories",
+            json={
+                "messages": [{"role": "user", "content": content}],
+                "user_id": self.user(agent),
+                "metadata": {"scope": _SCOPES[scope]},
+                "infer": scope is Scope.ARCHIVAL,
+            },
+        )
+        return entry_from_line(entry_line(time, content), scope)
+
+    def load(self, agent: str | None) -> str:
+        core, archival = self._lines(agent)
+        return render_context(core, injected_window(archival, self.archival_max_chars))
+
+    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+        found = _items(
+            self._request(
+                "POST",
+                "/search",
+                json={
+                    "query": keyword,
+                    "user_id": self.user(agent),
+                    "filters": {"scope": "ARCHIVAL"},
+                },
+            )
+        )
+        hits = [item for item in found if _scope_of(item) != "CORE"]
+        hits.sort(key=lambda item: str(item.get("created_at") or ""))
+        return [entry_from_line(_line(item), Scope.ARCHIVAL) for item in hits]
+
+    def entries(self, agent: str | None) -> MemorySnapshot:
+        core, archival = self._lines(agent)
+        return MemorySnapshot(
+            agent=agent,
+            backend=self.name,
+            core=EntrySequence(core, Scope.CORE),
+            archival=EntrySequence(archival, Scope.ARCHIVAL),
+            window=injected_window(archival, self.archival_max_chars),
+            source=None,
+        )
