@@ -175,6 +175,24 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
     return EXIT_FAILURE if failed else EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
+    try:
+        from oryxtui.api.app import check_bind, create_api
+    except ImportError:
+        raise UsageError(
+            "The REST API needs the server extra: pip install 'oryxtui[server]'."
+        ) from None
+    import uvicorn
+
+    check_bind(args.host, token)
+    workspace, settings = _open(args)
+    api = create_api(workspace, settings, token)
+    sys.stderr.write(f"Serving {workspace.root} on http://{args.host}:{args.port}/api/v1\n")
+    uvicorn.run(api, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     workspace = init_workspace(args.path)
     sys.stdout.write(f"Workspace ready at {workspace.root}\n")
@@ -302,6 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("message", metavar="MESSAGE", nargs="?")
     chat.set_defaults(handler=cmd_chat)
+
+    serve = commands.add_parser(
+        "serve", parents=[common], help="the REST API (needs the server extra)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765, help="default: 8765")
+    serve.add_argument(
+        "--token", help="required unless bound to loopback; or set ORYXTUI_API_TOKEN"
+    )
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 

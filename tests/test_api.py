@@ -1,0 +1,224 @@
+"""The REST API through a real uvicorn server on 127.0.0.1 (a free port), on a real workspace."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from oryxtui.api.app import create_api
+from oryxtui.config import Settings
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.workspace import Workspace
+from tests.support import make_agent, oryxtui_executable, run_oryxtui
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RunningApi:
+    def __init__(self, workspace: Workspace, token: str | None = None) -> None:
+        config = uvicorn.Config(
+            create_api(workspace, Settings(), token),
+            host="127.0.0.1",
+            port=free_port(),
+            log_level="warning",
+        )
+        self.server = uvicorn.Server(config)
+        self.url = f"http://127.0.0.1:{config.port}"
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> httpx.Client:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        self.client = httpx.Client(base_url=self.url, timeout=10)
+        return self.client
+
+    def __exit__(self, *_: object) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def api_workspace(workspace: Workspace) -> Workspace:
+    folder = make_agent(
+        workspace,
+        "ops",
+        "description: On-call helper\ntools: [save_memory]\nprovider:\n  model: qwen\n",
+    )
+    (folder / "MEMORY.md").write_text(
+        f"{CORE_HEADER}\n- [2026-07-22 09:30:00] prefers tea\n{ARCHIVAL_HEADER}\n"
+        "- [2026-07-22 09:31:00] deploy window is Tuesday\n"
+    )
+    make_agent(workspace, "broken")
+    (workspace.agents_dir / "broken" / "AGENT.md").write_text("---\nname: [oops\n---\n")
+    return workspace
+
+
+@pytest.fixture
+def client(api_workspace: Workspace) -> Iterator[httpx.Client]:
+    with RunningApi(api_workspace) as running:
+        yield running
+
+
+def assert_envelope(body: dict, code: int = 0) -> None:
+    assert set(body) == {"code", "message", "data", "timestamp"}
+    assert body["code"] == code and isinstance(body["timestamp"], int)
+    assert body["timestamp"] > 1_600_000_000_000
+
+
+def assert_clean(body: dict, workspace: Workspace) -> None:
+    text = json.dumps(body)
+    assert str(workspace.root) not in text and "/tmp" not in text and "Traceback" not in text
+
+
+def test_list_agents(client: httpx.Client, api_workspace: Workspace) -> None:
+    body = client.get("/api/v1/agents").json()
+    assert_envelope(body)
+    (ops,) = [a for a in body["data"] if a["name"] == "ops"]
+    assert ops == {
+        "name": "ops",
+        "description": "On-call helper",
+        "provider": "offline",
+        "model": "qwen",
+        "tools": ["save_memory"],
+    }
+    (broken,) = [a for a in body["data"] if a["name"] == "broken"]
+    assert "not valid YAML" in broken["error"]
+    assert_clean(body, api_workspace)
+
+
+def test_memory_is_the_injected_string(client: httpx.Client, api_workspace: Workspace) -> None:
+    body = client.get("/api/v1/agents/ops/memory").json()
+    assert_envelope(body)
+    shown = run_oryxtui("memory", "show", "--root", str(api_workspace.root), "--agent", "ops")
+    assert body["data"] == shown.stdout.rstrip("\n")
+    assert body["data"].startswith(CORE_HEADER)
+
+
+def test_entries_save_and_recall(client: httpx.Client) -> None:
+    entries = client.get("/api/v1/agents/ops/memory/entries").json()["data"]
+    assert entries["core"] == [{"time": "2026-07-22 09:30:00", "content": "prefers tea"}]
+    assert entries["window_start"] == 0
+    saved = client.post(
+        "/api/v1/agents/ops/memory", json={"content": "line\nbreak", "scope": "core"}
+    )
+    assert saved.status_code == 200
+    assert saved.json()["data"]["content"] == "line break"
+    assert saved.json()["data"]["scope"] == "core"
+    client.post("/api/v1/agents/ops/memory", json={"content": "Deploy freeze Friday"})
+    hits = client.get("/api/v1/agents/ops/memory/recall", params={"keyword": "DEPLOY"}).json()
+    assert [h["content"] for h in hits["data"]["hits"]] == [
+        "deploy window is Tuesday",
+        "Deploy freeze Friday",
+    ]
+
+
+def test_prompt_is_the_structured_prompt(client: httpx.Client) -> None:
+    data = client.get("/api/v1/agents/ops/prompt").json()["data"]
+    assert [b["name"] for b in data["blocks"]] == ["identity", "memory", "history", "tools"]
+    assert "prefers tea" in data["blocks"][1]["text"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "fragment"),
+    [
+        ("GET", "/api/v1/agents/nobody/memory", None, 404, "No agent named 'nobody'"),
+        ("GET", "/api/v1/agents/..%2F..%2Fetc/memory", None, 404, ""),
+        ("POST", "/api/v1/agents/ops/memory", {"content": "   "}, 400, "empty"),
+        ("POST", "/api/v1/agents/ops/memory", {"content": "x", "scope": "episodic"}, 400, "scope"),
+        ("POST", "/api/v1/agents/ops/memory", {"content": "x" * 40_000}, 400, "32 KB"),
+        ("POST", "/api/v1/agents/ops/memory", {"text": "x"}, 400, "JSON like"),
+        ("GET", "/api/v1/agents/ops/memory/recall", None, 400, "keyword"),
+        ("GET", "/api/v1/nothing", None, 404, "No such endpoint"),
+    ],
+)
+def test_errors_use_the_envelope_and_leak_nothing(
+    client: httpx.Client,
+    api_workspace: Workspace,
+    method: str,
+    path: str,
+    body: dict | None,
+    status: int,
+    fragment: str,
+) -> None:
+    response = client.request(method, path, json=body)
+    assert response.status_code == status
+    payload = response.json()
+    assert_envelope(payload, status)
+    assert fragment in payload["message"]
+    assert_clean(payload, api_workspace)
+
+
+def test_a_refused_write_says_why_without_paths(
+    client: httpx.Client, api_workspace: Workspace
+) -> None:
+    memory_file = api_workspace.agents_dir / "ops" / "MEMORY.md"
+    memory_file.write_bytes(memory_file.read_bytes() + b"- \xff\n")
+    response = client.post("/api/v1/agents/ops/memory", json={"content": "x"})
+    assert response.status_code == 409
+    assert "not valid UTF-8" in response.json()["message"]
+    assert_clean(response.json(), api_workspace)
+
+
+def test_a_token_is_required_on_every_request_when_set(api_workspace: Workspace) -> None:
+    with RunningApi(api_workspace, token="s3cret") as client:
+        refused = client.get("/api/v1/agents")
+        assert refused.status_code == 401
+        assert_envelope(refused.json(), 401)
+        wrong = client.get("/api/v1/agents", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        ok = client.get("/api/v1/agents", headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+
+
+def test_openapi_document(client: httpx.Client) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert "/api/v1/agents/{name}/memory" in paths
+
+
+def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
+    run_oryxtui("init", str(tmp_path))
+    result = run_oryxtui("serve", "--root", str(tmp_path), "--host", "0.0.0.0")
+    assert result.returncode == 2 and "token" in result.stderr
+
+
+def test_serve_answers_on_a_demo_workspace(tmp_path: Path) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    port = free_port()
+    server = subprocess.Popen(
+        [oryxtui_executable(), "serve", "--root", str(tmp_path / "demo"), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/v1/agents/atlas/memory")
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None, server.stderr.read().decode()
+                assert time.monotonic() < deadline, "oryxtui serve did not come up"
+                time.sleep(0.05)
+        body = response.json()
+        assert_envelope(body)
+        assert body["data"].startswith(CORE_HEADER) and "MemGPT" in body["data"]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
