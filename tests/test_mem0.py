@@ -141,3 +141,25 @@ def test_cli_against_mem0(server: Mem0Server, tmp_path) -> None:
     server.fail_with = 502
     failed = run_oryxtui("memory", "show", cwd=tmp_path, env=env)
     assert failed.returncode == 1 and "mem0" in failed.stderr and "Traceback" not in failed.stderr
+
+
+async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Workspace) -> None:
+    from textual.widgets import Input
+
+    from oryxtui.tui.app import OryxApp
+    from tests.dashboard_support import wait_for
+
+    make_agent(workspace, "ops")
+    settings = mem0_settings(server.base_url)
+    other = MemoryService.open(workspace, settings, clock=fixed_clock)
+    other.save("ops", "seeded through mem0", "archival")
+    app = OryxApp(workspace, settings, service=MemoryService.open(workspace, settings), user="t")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
+        assert app.archival_pane.view.row_count == 1
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"saved from the dashboard", "enter")
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 2)
+        other.save("ops", "written by another process", "archival")  # no file: polled
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 3, timeout=10)

@@ -41,6 +41,7 @@ from oryxtui.workspace import Workspace
 AgentKey = str | None  # an agent name, or None for the global memory
 CHAT_CHANNEL = "tui"
 NARROW_WIDTH = 140
+REMOTE_POLL_SECONDS = 3.0
 CHANGED_MARKER_SECONDS = 5.0
 FRESH_SECONDS = 2.5
 SUMMARY_BATCH_SECONDS = 0.1
@@ -223,6 +224,9 @@ class OryxApp(App[None]):
         if self.watch_files:
             self._watch()
         self.set_interval(1.0, self._expire_markers)
+        if self.service.backend == "mem0":
+            # A mem0 server has no files to watch: ask it again every few seconds.
+            self.set_interval(REMOTE_POLL_SECONDS, self._poll_remote)
 
     @property
     def dashboard(self) -> Screen:
@@ -432,6 +436,10 @@ class OryxApp(App[None]):
             if sidebar.highlighted != index:
                 with self.prevent(OptionList.OptionHighlighted):
                     sidebar.highlighted = index
+
+    def _poll_remote(self) -> None:
+        if self.order:
+            self.request_load(self.selected)
 
     def _expire_markers(self) -> None:
         now = self.monotonic()
