@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
@@ -18,6 +19,8 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         if name.startswith("ORYXTUI_") or name == "ORYXOS_ROOT":
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # No blinking cursor: a snapshot must not depend on which half-second it was taken in.
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
 
 
 @pytest.fixture
