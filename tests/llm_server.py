@@ -11,31 +11,21 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.local_http import LocalHttpServer
 
-class ScriptedLLM:
+
+class ScriptedLLM(LocalHttpServer):
+    url_suffix = "/v1"
+
     def __init__(self, script: list[dict[str, Any]], repeat_last: bool = False) -> None:
         self.script = list(script)
         self.repeat_last = repeat_last
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> ScriptedLLM:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__()
 
     def next_step(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

@@ -11,12 +11,14 @@ import json
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from tests.local_http import LocalHttpServer
 
-class Mem0Server:
+
+class Mem0Server(LocalHttpServer):
     def __init__(self, clock: Callable[[], datetime], api_key: str | None = None) -> None:
         self.clock = clock
         self.api_key = api_key
@@ -25,21 +27,7 @@ class Mem0Server:
         self.fail_with: int | None = None
         self.list_shape = "results"  # results | results.items | items | bare
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> Mem0Server:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__()
 
     def _shape(self, items: list[dict[str, Any]]) -> Any:
         return {

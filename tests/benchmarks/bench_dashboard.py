@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.widgets import Static
+from timing import summarize
 from watchfiles import awatch
 
 from oryxtui.config import Settings
@@ -30,16 +30,6 @@ from oryxtui.tui.app import OryxApp
 from oryxtui.workspace import Workspace, init_workspace
 
 WRITES = 50
-
-
-def _stats(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "median_ms": round(statistics.median(ordered), 2),
-        "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 2),
-        "max_ms": round(ordered[-1], 2),
-        "n": len(ordered),
-    }
 
 
 def _atomic_append(path: Path, line: str) -> None:
@@ -81,7 +71,7 @@ async def raw_watchfiles(root: Path, step: int, debounce: int) -> dict[str, floa
         await asyncio.sleep(0.15)
     stop.set()
     await task
-    return _stats(samples)
+    return summarize(samples)
 
 
 async def live_reload(root: Path) -> dict[str, float]:
@@ -101,7 +91,7 @@ async def live_reload(root: Path) -> dict[str, float]:
                 await asyncio.sleep(0.001)
             samples.append((app.last_applied[1] - started) * 1000)
             await asyncio.sleep(0.15)
-    return _stats(samples)
+    return summarize(samples)
 
 
 class MinimalApp(App[None]):
@@ -140,10 +130,10 @@ async def cold_start(root: Path) -> dict[str, object]:
             entries_shown.append((time.perf_counter() - started) * 1000)
     return {
         "file_bytes": size,
-        "first_paint": _stats(first_paint),
-        "big_agent_entries_shown": _stats(entries_shown),
-        "key_press_while_loading": _stats(key_latency),
-        "baseline_minimal_textual_app_first_paint": _stats(baseline),
+        "first_paint": summarize(first_paint),
+        "big_agent_entries_shown": summarize(entries_shown),
+        "key_press_while_loading": summarize(key_latency),
+        "baseline_minimal_textual_app_first_paint": summarize(baseline),
     }
 
 

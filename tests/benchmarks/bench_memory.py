@@ -9,29 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from timing import time_calls
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, parse
 from oryxtui.workspace import init_workspace
-
-
-def _timings(action: Callable[[], object], repeat: int) -> dict[str, float]:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return {
-        "median_ms": round(statistics.median(samples), 3),
-        "p95_ms": round(samples[int(len(samples) * 0.95) - 1], 3),
-    }
 
 
 def _memory_text(target_bytes: int | None = None, entries: int | None = None) -> str:
@@ -60,9 +47,11 @@ def bench_save(root: Path, size: int) -> dict[str, object]:
     memory_file.write_text(_memory_text(target_bytes=size))
     service = MemoryService.open(workspace, Settings())
     counter = iter(range(10**9))
-    save = _timings(lambda: service.save(None, f"benchmark entry {next(counter)}", "archival"), 60)
+    save = time_calls(
+        lambda: service.save(None, f"benchmark entry {next(counter)}", "archival"), 60
+    )
     data = memory_file.read_bytes()
-    baseline = _timings(lambda: _bare_atomic_write(root / "bare.md", data), 60)
+    baseline = time_calls(lambda: _bare_atomic_write(root / "bare.md", data), 60)
     return {"file_bytes": len(data), "save": save, "baseline_bare_atomic_write": baseline}
 
 
@@ -71,13 +60,13 @@ def bench_load(root: Path) -> dict[str, object]:
     memory_file = workspace.global_memory_file
     memory_file.write_text(_memory_text(target_bytes=1_000_000))
     service = MemoryService.open(workspace, Settings())
-    warm = _timings(lambda: service.build_context(None), 50)
+    warm = time_calls(lambda: service.build_context(None), 50)
 
     def cold() -> None:
         os.utime(memory_file, ns=(time.time_ns(), time.time_ns()))
         service.build_context(None)
 
-    return {"file_bytes": memory_file.stat().st_size, "warm": warm, "cold": _timings(cold, 20)}
+    return {"file_bytes": memory_file.stat().st_size, "warm": warm, "cold": time_calls(cold, 20)}
 
 
 def bench_recall(root: Path) -> dict[str, object]:
@@ -86,19 +75,19 @@ def bench_recall(root: Path) -> dict[str, object]:
     memory_file.write_text(_memory_text(entries=100_000))
     service = MemoryService.open(workspace, Settings())
     service.recall(None, "warm-up")
-    warm = _timings(lambda: service.recall(None, "Entry 99999 ABOUT"), 50)
+    warm = time_calls(lambda: service.recall(None, "Entry 99999 ABOUT"), 50)
 
     def cold() -> None:
         os.utime(memory_file, ns=(time.time_ns(), time.time_ns()))
         service.recall(None, "entry 99999 about")
 
     lines = parse(memory_file.read_text()).archival_lines
-    naive = _timings(lambda: [line for line in lines if "entry 99999" in line.lower()], 10)
+    naive = time_calls(lambda: [line for line in lines if "entry 99999" in line.lower()], 10)
     return {
         "archival_entries": 100_000,
         "file_bytes": memory_file.stat().st_size,
         "warm": warm,
-        "cold": _timings(cold, 15),
+        "cold": time_calls(cold, 15),
         "baseline_lower_scan_of_parsed_lines": naive,
     }
 

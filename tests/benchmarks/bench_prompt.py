@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from timing import time_calls
 
 from oryxtui.agent.loop import Agent
 from oryxtui.agent.messages import Message, ToolCall
@@ -20,16 +21,6 @@ from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import init_workspace
-
-
-def _median_ms(action, repeat: int = 50) -> dict[str, float]:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return {"median_ms": round(statistics.median(samples), 3), "p95_ms": round(samples[-3], 3)}
 
 
 def main() -> None:
@@ -68,9 +59,9 @@ def main() -> None:
         report = {
             "memory_file_bytes": (agent_dir / "MEMORY.md").stat().st_size,
             "history_turns": 20,
-            "prompt_build": _median_ms(lambda: runner.prompts.build("big", history)),
-            "prompt_build_after_the_file_changed": _median_ms(changed_then_build, 20),
-            "baseline_memory_block_only": _median_ms(lambda: memory.build_context("big")),
+            "prompt_build": time_calls(lambda: runner.prompts.build("big", history), 50),
+            "prompt_build_after_the_file_changed": time_calls(changed_then_build, 20),
+            "baseline_memory_block_only": time_calls(lambda: memory.build_context("big"), 50),
             "target_median_ms": 20,
         }
     print(json.dumps(report, indent=2))
