@@ -93,6 +93,30 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_memory_doctor(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    lost = service.restore(agent) if args.restore else service.lost(agent)
+    if args.json:
+        _print_json(
+            {"agent": agent, "restored": args.restore, "entries": [e.to_json() for e in lost]}
+        )
+        return EXIT_OK
+    where = f"agent {agent}" if agent else "the global memory"
+    if not lost:
+        sys.stdout.write(f"Nothing lost: every entry oryxtui saved to {where} is there.\n")
+    elif args.restore:
+        sys.stdout.write(
+            f"Restored {len(lost)} entr{'y' if len(lost) == 1 else 'ies'} to {where}:\n"
+        )
+    else:
+        sys.stdout.write(
+            f"{len(lost)} entr{'y' if len(lost) == 1 else 'ies'} oryxtui saved to {where} "
+            "were removed by an outside edit (restore with --restore):\n"
+        )
+    sys.stdout.writelines(f"{entry.scope.value}: {entry.line}\n" for entry in lost)
+    return EXIT_OK
+
+
 def _agent_for(args: argparse.Namespace) -> tuple[Agent, str | None]:
     from oryxtui.agent.loop import Agent
     from oryxtui.agent.sessions import SessionStore
@@ -306,6 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recall.add_argument("keyword", metavar="KEYWORD")
     recall.set_defaults(handler=cmd_memory_recall)
+
+    doctor = memory_commands.add_parser(
+        "doctor",
+        parents=[common, agent_options, json_option],
+        help="find entries oryxtui saved that an outside edit removed; --restore puts them back",
+    )
+    doctor.add_argument("--restore", action="store_true", help="save the lost entries again")
+    doctor.set_defaults(handler=cmd_memory_doctor)
     prompt = commands.add_parser(
         "prompt",
         parents=[common, agent_options, json_option],

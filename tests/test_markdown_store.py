@@ -151,7 +151,12 @@ def test_file_mode_is_kept_and_no_temp_files_are_left(
     (folder / ".MEMORY.md.stale.tmp").write_text("left by a killed writer")
     service.save("a", "x", "archival")
     assert stat.S_IMODE(memory_file.stat().st_mode) == 0o640
-    assert sorted(p.name for p in folder.iterdir()) == ["AGENT.md", "MEMORY.md", "MEMORY.md.lock"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "AGENT.md",
+        "MEMORY.md",
+        "MEMORY.md.journal",
+        "MEMORY.md.lock",
+    ]
 
 
 def test_a_huge_single_line_and_huge_file_are_handled(

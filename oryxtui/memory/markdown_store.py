@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +35,7 @@ _MISSING: StatSignature = (0, -1, 0, 0)
 _TEMP_PREFIX = ".MEMORY.md."
 _TEMP_SUFFIX = ".tmp"
 _MAX_ATTEMPTS = 50
+JOURNAL_SUFFIX = ".journal"
 
 
 def _signature(stat: os.stat_result) -> StatSignature:
@@ -69,6 +73,7 @@ class MarkdownMemoryStore:
         self.lock_timeout = lock_timeout
         self._cache: OrderedDict[Path, LoadedFile] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._journal_cache: dict[Path, tuple[StatSignature, list[MemoryEntry]]] = {}
 
     # Reading ---------------------------------------------------------------------------------
 
@@ -141,7 +146,16 @@ class MarkdownMemoryStore:
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
         path = self.workspace.memory_file(agent)
-        line = entry_line(time, content)
+        entry = entry_from_line(entry_line(time, content), scope)
+        with self._writing(path):
+            # The journal comes first: an entry oryxtui wrote is never lost without a trace.
+            self._journal(path, entry)
+            self._append_locked(path, [entry])
+        return entry
+
+    @contextlib.contextmanager
+    def _writing(self, path: Path) -> Iterator[None]:
+        """The cross-process lock on MEMORY.md.lock, with every refusal as one sentence."""
         self.workspace.check_write_target(path)
         lock_path = path.with_name(path.name + ".lock")
         try:
@@ -152,7 +166,7 @@ class MarkdownMemoryStore:
                     f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
                 )
             with FileLock(lock_path, timeout=self.lock_timeout):
-                self._append_locked(path, line, scope)
+                yield
         except Timeout:
             raise MemoryWriteError(
                 f"{path} stayed locked by another writer for {self.lock_timeout:.0f} s; "
@@ -162,9 +176,90 @@ class MarkdownMemoryStore:
             raise MemoryWriteError(
                 f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
             ) from None
-        return entry_from_line(line, scope)
 
-    def _append_locked(self, path: Path, line: str, scope: Scope) -> None:
+    # The journal: what oryxtui appended, so an outside edit that drops entries can be undone ---
+
+    @staticmethod
+    def journal_path(path: Path) -> Path:
+        return path.with_name(path.name + JOURNAL_SUFFIX)
+
+    def _journal(self, path: Path, entry: MemoryEntry) -> None:
+        journal = self.journal_path(path)
+        if journal.is_symlink():
+            raise MemoryWriteError(f"{journal} is a symbolic link; remove it.")
+        record = json.dumps({"scope": entry.scope.value, "line": entry.line}, ensure_ascii=False)
+        with open(journal, "a", encoding="utf-8") as handle:
+            handle.write(record + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _journal_entries(self, path: Path) -> list[MemoryEntry]:
+        journal = self.journal_path(path)
+        signature = stat_signature(journal)
+        cached = self._journal_cache.get(journal)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        entries = []
+        try:
+            text = journal.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            text = ""
+        for raw in text.split("\n"):
+            try:
+                record = json.loads(raw)
+                entries.append(entry_from_line(str(record["line"]), Scope(record["scope"])))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line from a killed writer, or noise: skip it
+        self._journal_cache[journal] = (signature, entries)
+        return entries
+
+    def lost(self, agent: str | None) -> list[MemoryEntry]:
+        """Entries oryxtui wrote that are no longer in MEMORY.md (an outside edit dropped them)."""
+        path = self.workspace.memory_file(agent)
+        journaled = self._journal_entries(path)
+        if not journaled:
+            return []
+        loaded = self.read(path)
+        if loaded.undecodable:
+            return []  # cannot tell what is there; saving is refused anyway
+        document = loaded.document
+        present = {
+            Scope.CORE: set(document.core_lines),
+            Scope.ARCHIVAL: set(document.archival_lines),
+        }
+        missing: list[MemoryEntry] = []
+        seen: set[tuple[Scope, str]] = set()
+        for entry in journaled:
+            key = (entry.scope, entry.line)
+            if entry.line not in present[entry.scope] and key not in seen:
+                seen.add(key)
+                missing.append(entry)
+        return missing
+
+    def restore(self, agent: str | None) -> list[MemoryEntry]:
+        """Append the lost entries again, oldest first, once the file is stable and parses."""
+        path = self.workspace.memory_file(agent)
+        self._wait_until_stable(path)
+        with self._writing(path):
+            missing = self.lost(agent)
+            if missing:
+                self._append_locked(path, missing)
+        return missing
+
+    def _wait_until_stable(self, path: Path, settle: float = 0.2, limit: float = 10.0) -> None:
+        """Never write over a file mid-save (an editor that truncates, then writes)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            before = stat_signature(path)
+            time.sleep(settle)
+            if stat_signature(path) == before and self.read(path).text.strip():
+                return
+        raise MemoryWriteError(
+            f"{path} is empty or kept changing (an editor mid-save?); nothing was restored — "
+            "try again when it is saved."
+        )
+
+    def _append_locked(self, path: Path, entries: list[MemoryEntry]) -> None:
         self._remove_stale_temp_files(path.parent)
         for _ in range(_MAX_ATTEMPTS):
             self.workspace.check_write_target(path)
@@ -174,7 +269,10 @@ class MarkdownMemoryStore:
                     f"{path} is not valid UTF-8, so saving into it could destroy bytes; "
                     "nothing was written — fix the file's encoding first."
                 )
-            new_text = loaded.document.with_entry(line, scope)
+            first, *rest = entries
+            new_text = loaded.document.with_entry(first.line, first.scope)
+            for entry in rest:  # only a restore adds several at once
+                new_text = parse(new_text).with_entry(entry.line, entry.scope)
             temp = self._write_temp(path, new_text.encode("utf-8"))
             # Someone who ignores the lock (an editor, upstream) may have replaced the file since
             # we read it: then re-read and redo, so their edit is never overwritten.

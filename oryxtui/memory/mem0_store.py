@@ -154,3 +154,9 @@ class Mem0MemoryStore:
             window=injected_window(archival, self.archival_max_chars),
             source=None,
         )
+
+    def lost(self, agent: str | None) -> list[MemoryEntry]:
+        return []  # no outside editor rewrites this store behind oryxtui's back
+
+    def restore(self, agent: str | None) -> list[MemoryEntry]:
+        return []

@@ -91,5 +91,13 @@ class MemoryService:
             raise UsageError("Nothing to recall: the keyword is empty.")
         return self.store.recall(self.resolve_agent(agent), keyword)
 
+    def lost(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
+        """Entries oryxtui saved that an outside edit removed (only files have outside editors)."""
+        return self.store.lost(self.resolve_agent(agent))
+
+    def restore(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
+        """Save the lost entries again, with their original times; returns what was restored."""
+        return self.store.restore(self.resolve_agent(agent))
+
     def snapshot(self, agent: AgentArg = FROM_CONTEXT) -> MemorySnapshot:
         return self.store.entries(self.resolve_agent(agent))

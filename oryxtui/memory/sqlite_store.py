@@ -126,3 +126,9 @@ class SqliteMemoryStore:
             window=type(window)(candidates + window.start, window.lines),
             source=self.workspace.db_path,
         )
+
+    def lost(self, agent: str | None) -> list[MemoryEntry]:
+        return []  # no outside editor rewrites this store behind oryxtui's back
+
+    def restore(self, agent: str | None) -> list[MemoryEntry]:
+        return []

@@ -73,3 +73,11 @@ class LongTermMemoryStore(Protocol):
     def entries(self, agent: str | None) -> MemorySnapshot:
         """All entries, structured, for the UI and `memory show --json`."""
         ...
+
+    def lost(self, agent: str | None) -> list[MemoryEntry]:
+        """Entries this store wrote that are gone from it (an outside edit); [] if none can be."""
+        ...
+
+    def restore(self, agent: str | None) -> list[MemoryEntry]:
+        """Write the lost entries again; returns them."""
+        ...

@@ -158,6 +158,7 @@ class OryxApp(App[None]):
         Binding("p", "prompt", "Prompt", id="prompt"),
         Binding("tab", "focus_next", "Next pane", id="focus-next", show=False),
         Binding("shift+tab", "focus_previous", "Previous pane", id="focus-previous", show=False),
+        Binding("R", "restore", "Restore lost", id="restore", show=False),
         Binding("q", "quit", "Quit", id="quit"),
     ]
 
@@ -464,7 +465,16 @@ class OryxApp(App[None]):
         self.sub_title = "global memory" if summary.name is None else summary.name
         banner = self.dashboard.query_one("#agent-banner", Static)
         banner.set_class(bool(summary.error), "error")
-        if summary.error:
+        if summary.lost_count:
+            count = summary.lost_count
+            banner.set_class(True, "error")
+            banner.update(
+                Text(
+                    f"⚠ {count} entr{'y' if count == 1 else 'ies'} saved by oryxtui "
+                    "were overwritten by an outside edit — press R to restore."
+                )
+            )
+        elif summary.error:
             banner.update(Text(f"⚠ {summary.error}"))
         else:
             banner.update(Text(summary.description or self.agent_label(summary.name)))
@@ -633,6 +643,20 @@ class OryxApp(App[None]):
         self._open_side("prompt-tab")
         self.dashboard.query_one(PromptPane).focus()
 
+    def action_restore(self) -> None:
+        if self.shown is not None and self.shown.summary.lost_count:
+            self._restore(self.selected)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
+    def _restore(self, agent: AgentKey) -> None:
+        try:
+            restored = self.service.restore(agent)
+        except OryxError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
+            return
+        message = f"Restored {len(restored)} entr{'y' if len(restored) == 1 else 'ies'}."
+        self.call_from_thread(self.notify, message, title="Restore", markup=False)
+
     def action_filter(self) -> None:
         field = self.dashboard.query_one("#archival-filter", Input)
         field.display = True
@@ -685,6 +709,9 @@ class OryxApp(App[None]):
         yield SystemCommand("Recall", "Search the archival memory (r)", self.action_recall)
         yield SystemCommand("Edit MEMORY.md", "Open it in $EDITOR (e)", self.action_edit)
         yield SystemCommand("Filter archival", "Narrow the archival pane (/)", self.action_filter)
+        yield SystemCommand(
+            "Restore lost entries", "Put back what an outside edit removed (R)", self.action_restore
+        )
         for agent in self.order:
             name = "global memory" if agent is None else agent
             yield SystemCommand(

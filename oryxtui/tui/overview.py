@@ -18,6 +18,7 @@ class AgentSummary:
     archival_count: int | None = None
     description: str = ""
     error: str | None = None
+    lost_count: int = 0  # entries oryxtui saved that an outside edit removed
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,18 @@ def load_agent(workspace: Workspace, service: MemoryService, name: str | None) -
         problems.append(str(exc))
     if snapshot is not None and snapshot.warning:
         problems.append(snapshot.warning)
+    lost = 0
+    if snapshot is not None and not snapshot.blank_file:
+        try:
+            lost = len(service.lost(name))
+        except OryxError as exc:
+            problems.append(str(exc))
     summary = AgentSummary(
         name=name,
         core_count=len(snapshot.core) if snapshot else None,
         archival_count=len(snapshot.archival) if snapshot else None,
         description=description,
+        lost_count=lost,
         # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
         error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
     )

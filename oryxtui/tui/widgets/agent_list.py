@@ -24,7 +24,7 @@ def agent_of(option_id_: str | None) -> str | None:
 
 
 def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
-    mark = ERROR if summary.error else CHANGED if changed else " "
+    mark = ERROR if summary.error or summary.lost_count else CHANGED if changed else " "
     name = "(global memory)" if summary.name is None else summary.name
     if summary.core_count is None or summary.archival_count is None:
         counts = "…" if not summary.error else "?"
@@ -36,7 +36,7 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
     label = Text(f"{mark} ")
     label.append(name.ljust(room), style="bold" if summary.name is not None else "italic")
     label.append(f" {counts}", style="dim")
-    if summary.error:
+    if summary.error or summary.lost_count:
         label.stylize("red", 0, 1)
     elif changed:
         label.stylize("green", 0, 1)
