@@ -74,6 +74,8 @@ class MarkdownMemoryStore:
         self._cache: OrderedDict[Path, LoadedFile] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._journal_cache: dict[Path, tuple[StatSignature, list[MemoryEntry]]] = {}
+        # How long a file must stay unchanged before a restore writes to it.
+        self.settle_seconds = 0.2
 
     # Reading ---------------------------------------------------------------------------------
 
@@ -246,13 +248,16 @@ class MarkdownMemoryStore:
                 self._append_locked(path, missing)
         return missing
 
-    def _wait_until_stable(self, path: Path, settle: float = 0.2, limit: float = 10.0) -> None:
+    def _wait_until_stable(self, path: Path, limit: float = 10.0) -> None:
         """Never write over a file mid-save (an editor that truncates, then writes)."""
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             before = stat_signature(path)
-            time.sleep(settle)
-            if stat_signature(path) == before and self.read(path).text.strip():
+            time.sleep(self.settle_seconds)
+            # A missing file was deleted, not half-saved: restoring recreates it.
+            if stat_signature(path) == before and (
+                before == _MISSING or self.read(path).text.strip()
+            ):
                 return
         raise MemoryWriteError(
             f"{path} is empty or kept changing (an editor mid-save?); nothing was restored — "
