@@ -18,6 +18,8 @@ from oryxtui.workspace import Workspace
 from tests.support import make_agent
 
 REPO = Path(__file__).resolve().parent.parent
+# 50 kills in the normal run; ORYXTUI_CRASH_ROUNDS=500 for the long run (see the README).
+CRASH_ROUNDS = int(os.environ.get("ORYXTUI_CRASH_ROUNDS", "50"))
 
 
 def _worker(*args: str) -> subprocess.Popen[str]:
@@ -61,7 +63,7 @@ def test_a_writer_killed_at_random_points_never_tears_the_file(workspace: Worksp
     seed_prefix = memory_file.read_bytes()
     rng = random.Random(1234)
     seen = 0
-    for _round in range(25):
+    for _round in range(CRASH_ROUNDS):
         writer = _worker("forever", str(workspace.root), "victim", "kill", "0")
         assert writer.stdout is not None
         assert writer.stdout.readline().strip() == "ready"
@@ -84,3 +86,59 @@ def test_a_writer_killed_at_random_points_never_tears_the_file(workspace: Worksp
     assert time.monotonic() - started < 2
     assert [p.name for p in memory_file.parent.iterdir() if p.name.endswith(".tmp")] == []
     assert "after the kills" in memory_file.read_text(encoding="utf-8")
+
+
+def _kill_at_random(
+    workspace: Workspace, mode: str, rng: random.Random, agent: str = "victim"
+) -> list[str]:
+    """Start a writer, let it run a random moment, SIGKILL it; return what it printed."""
+    writer = _worker(mode, str(workspace.root), agent, "kill", "0")
+    assert writer.stdout is not None
+    assert writer.stdout.readline().strip() == "ready"
+    time.sleep(rng.uniform(0.0, 0.08))
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait(timeout=30)
+    return writer.stdout.read().split()
+
+
+def test_killed_sqlite_writers_never_corrupt_the_database(workspace: Workspace) -> None:
+    import sqlite3
+
+    rng = random.Random(99)
+    acknowledged = 0
+    for _round in range(CRASH_ROUNDS // 2):
+        printed = _kill_at_random(workspace, "sqlite-forever", rng)
+        acknowledged += len([word for word in printed if word.isdigit()])
+        with sqlite3.connect(workspace.db_path) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            (stored,) = connection.execute("SELECT count(*) FROM memory_entries").fetchone()
+        assert stored >= acknowledged  # every save that returned is there
+    assert acknowledged > 0, "no save ever returned: the test proved nothing"
+    started = time.monotonic()
+    service = MemoryService.open(
+        workspace, Settings.model_validate({"memory": {"backend": "sqlite"}})
+    )
+    service.save("victim", "after the kills", "archival")
+    assert time.monotonic() - started < 2
+
+
+def test_no_session_is_lost_once_a_chat_turn_has_returned(workspace: Workspace) -> None:
+    import json
+    import sqlite3
+
+    make_agent(workspace, "victim")
+    rng = random.Random(7)
+    returned = 0
+    for _round in range(CRASH_ROUNDS // 5):
+        printed = _kill_at_random(workspace, "chat-forever", rng)
+        returned += printed.count("done")
+        with sqlite3.connect(workspace.db_path) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            row = connection.execute(
+                "SELECT messages_json FROM sessions WHERE session_id = 'crash:tester:victim'"
+            ).fetchone()
+        messages = json.loads(row[0]) if row else []
+        users = [m for m in messages if m["role"] == "user"]
+        assert len(users) >= returned
+        parse(workspace.memory_file("victim").read_text(encoding="utf-8"))
+    assert returned > 0, "no turn ever returned: the test proved nothing"

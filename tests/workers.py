@@ -1,25 +1,44 @@
-"""Writer processes for the concurrency and crash tests: `python -m tests.workers ...`."""
+"""Writer processes for the concurrency and crash tests: `python -m tests.workers MODE ...`.
+
+Modes: `mixed`/`archival` N (save N entries), `forever` (save until killed), `sqlite-forever`
+(the sqlite backend, until killed), `chat-forever` (offline chat turns through the loop, printing
+"done K" after each turn has returned, until killed).
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from oryxtui.config import Settings
+from oryxtui.agent.loop import Agent
+from oryxtui.agent.sessions import SessionStore
+from oryxtui.config import MemorySettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace
 
 
 def main(argv: list[str]) -> None:
     mode, root, agent, prefix, count = argv[0], Path(argv[1]), argv[2], argv[3], int(argv[4])
-    service = MemoryService.open(Workspace(root), Settings())
+    workspace = Workspace(root)
+    backend = "sqlite" if mode == "sqlite-forever" else "markdown"
+    settings = Settings(memory=MemorySettings(backend=backend))
+    service = MemoryService.open(workspace, settings)
     print("ready", flush=True)
+    if mode == "chat-forever":
+        runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
+        turn = 0
+        while True:
+            turn += 1
+            events = list(runner.run(agent, f"remember that {prefix} {turn}", "crash", "tester"))
+            assert events[-1].kind == "final", events[-1]
+            print(f"done {turn}", flush=True)
     sequence = 0
-    while mode == "forever" or sequence < count:
+    forever = mode.endswith("forever")
+    while forever or sequence < count:
         scope = "core" if mode == "mixed" and sequence % 3 == 0 else "archival"
         service.save(agent, f"{prefix}-{sequence:05d}", scope)
         sequence += 1
-        if mode == "forever":
+        if forever:
             print(sequence, flush=True)
 
 
