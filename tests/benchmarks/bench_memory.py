@@ -92,7 +92,8 @@ def bench_recall(root: Path) -> dict[str, object]:
     }
 
 
-def main() -> None:
+def run() -> dict[str, object]:
+    """Every figure of this benchmark, as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         report = {
@@ -106,8 +107,8 @@ def main() -> None:
         "recall_warm_median_ms": 15,
         "recall_cold_median_ms": 400,
     }
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    main()
+    print(json.dumps(run(), indent=2))

@@ -23,7 +23,8 @@ from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import init_workspace
 
 
-def main() -> None:
+def run() -> dict[str, object]:
+    """Every figure of this benchmark, as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         workspace = init_workspace(Path(folder))
         agent_dir = workspace.agents_dir / "big"
@@ -64,8 +65,8 @@ def main() -> None:
             "baseline_memory_block_only": time_calls(lambda: memory.build_context("big"), 50),
             "target_median_ms": 20,
         }
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    main()
+    print(json.dumps(run(), indent=2))

@@ -1,0 +1,103 @@
+"""Run every benchmark and print one JSON document; `--markdown` prints the README's table.
+
+Run: python tests/benchmarks/run_all.py [--markdown]
+Each figure sits next to a baseline measured in the same run on the same machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import sys
+from datetime import UTC, datetime
+
+import bench_dashboard
+import bench_memory
+import bench_prompt
+import bench_scale
+
+
+def collect() -> dict[str, object]:
+    return {
+        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+        "measured_at": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "memory": bench_memory.run(),
+        "prompt": bench_prompt.run(),
+        "dashboard": asyncio.run(bench_dashboard.run()),
+        "scale": bench_scale.run(),
+    }
+
+
+def markdown(report: dict) -> str:
+    memory, prompt, dash, scale = (
+        report["memory"],
+        report["prompt"],
+        report["dashboard"],
+        report["scale"],
+    )
+    cold = dash["cold_start_50_agents_100k_entries"]
+    ms = lambda figure: f"{figure['median_ms']:.1f} ms"  # noqa: E731
+    rows = [
+        (
+            "live reload: external write → entry on screen (headless)",
+            ms(dash["live_reload"]),
+            f"raw watchfiles {ms(dash['baseline_raw_watchfiles'])}",
+            "< 50 ms; ≤ 3× raw",
+        ),
+        (
+            "cold start, 50 agents + 100k entries: first paint",
+            ms(cold["first_paint"]),
+            f"minimal Textual app {ms(cold['baseline_minimal_textual_app_first_paint'])}",
+            "< 1.5 s; 2× minimal",
+        ),
+        ("… the 100k entries on screen", ms(cold["big_agent_entries_shown"]), "", ""),
+        (
+            "save, 100 KB MEMORY.md (lock + fsync + replace + journal)",
+            ms(memory["save_100kb"]["save"]),
+            f"bare atomic write {ms(memory['save_100kb']['baseline_bare_atomic_write'])}",
+            "< 5 ms",
+        ),
+        (
+            "save, 1 MB MEMORY.md",
+            ms(memory["save_1mb"]["save"]),
+            f"bare atomic write {ms(memory['save_1mb']['baseline_bare_atomic_write'])}",
+            "",
+        ),
+        (
+            "recall, 100k entries, file unchanged",
+            ms(memory["recall_100k"]["warm"]),
+            "naive lower() scan "
+            + ms(memory["recall_100k"]["baseline_lower_scan_of_parsed_lines"]),
+            "< 15 ms",
+        ),
+        ("recall, 100k entries, file changed", ms(memory["recall_100k"]["cold"]), "", "< 400 ms"),
+        (
+            "prompt build, 1 MB memory + 20 turns",
+            ms(prompt["prompt_build"]),
+            f"memory block alone {ms(prompt['baseline_memory_block_only'])}",
+            "< 20 ms",
+        ),
+        ("… after the file changed", ms(prompt["prompt_build_after_the_file_changed"]), "", ""),
+        (
+            "saves per second, 8 writer processes",
+            f"{scale['throughput']['saves_per_second']:.0f}/s",
+            f"{scale['throughput']['lost']} lost",
+            "",
+        ),
+        (
+            "dashboard peak memory, 100k entries",
+            f"{scale['peak_memory']['dashboard_100k_entries_peak_mb']} MB",
+            "minimal Textual app "
+            + f"{scale['peak_memory']['baseline_minimal_textual_app_peak_mb']} MB",
+            "< 150 MB",
+        ),
+    ]
+    lines = ["| figure | median | baseline (same run) | target |", "| --- | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    result = collect()
+    print(markdown(result) if "--markdown" in sys.argv else json.dumps(result, indent=2))
