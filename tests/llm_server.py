@@ -14,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.local_http import LocalHttpServer
+from tests.local_http import JsonHandler, LocalHttpServer
 
 
 class ScriptedLLM(LocalHttpServer):
@@ -39,10 +39,7 @@ class ScriptedLLM(LocalHttpServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         llm = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_: object) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 if not self.path.endswith("/chat/completions"):
                     self.send_error(404)
@@ -52,19 +49,12 @@ class ScriptedLLM(LocalHttpServer):
                 if step.get("delay"):
                     time.sleep(step["delay"])
                 if step.get("status"):
-                    self._json(step["status"], {"error": {"message": step.get("text", "boom")}})
+                    error = {"error": {"message": step.get("text", "boom")}}
+                    self.reply_json(step["status"], error)
                 elif body.get("stream"):
                     self._stream(body["model"], step)
                 else:
-                    self._json(200, _completion(body["model"], step))
-
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    self.reply_json(200, _completion(body["model"], step))
 
             def _stream(self, model: str, step: dict[str, Any]) -> None:
                 self.send_response(200)

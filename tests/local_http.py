@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import Any, Self
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers JSON."""
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+    def reply_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class LocalHttpServer:

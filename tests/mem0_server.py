@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from tests.local_http import LocalHttpServer
+from tests.local_http import JsonHandler, LocalHttpServer
 
 
 class Mem0Server(LocalHttpServer):
@@ -40,18 +40,7 @@ class Mem0Server(LocalHttpServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         mem0 = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_: object) -> None:
-                pass
-
-            def _reply(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _handle(self, method: str) -> None:
                 url = urlparse(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
@@ -59,10 +48,10 @@ class Mem0Server(LocalHttpServer):
                 with mem0._lock:
                     mem0.requests.append((method, url.path, body, dict(self.headers)))
                 if mem0.fail_with:
-                    self._reply(mem0.fail_with, {"detail": "failing on purpose"})
+                    self.reply_json(mem0.fail_with, {"detail": "failing on purpose"})
                     return
                 if mem0.api_key and self.headers.get("X-API-Key") != mem0.api_key:
-                    self._reply(401, {"detail": "bad key"})
+                    self.reply_json(401, {"detail": "bad key"})
                     return
                 if method == "POST" and url.path == "/memories":
                     with mem0._lock:
@@ -74,11 +63,11 @@ class Mem0Server(LocalHttpServer):
                             "created_at": mem0.clock().isoformat(),
                         }
                         mem0.memories.append(item)
-                    self._reply(200, {"results": [{"id": item["id"], "event": "ADD"}]})
+                    self.reply_json(200, {"results": [{"id": item["id"], "event": "ADD"}]})
                 elif method == "GET" and url.path == "/memories":
                     user = parse_qs(url.query).get("user_id", [""])[0]
                     items = [m for m in mem0.memories if m["user_id"] == user]
-                    self._reply(200, mem0._shape(items))
+                    self.reply_json(200, mem0._shape(items))
                 elif method == "POST" and url.path == "/search":
                     query = body["query"].lower()
                     items = [
@@ -87,9 +76,9 @@ class Mem0Server(LocalHttpServer):
                         if m["user_id"] == body["user_id"]
                         and query in (m.get("memory") or m.get("text") or "").lower()
                     ]
-                    self._reply(200, mem0._shape(items))
+                    self.reply_json(200, mem0._shape(items))
                 else:
-                    self._reply(404, {"detail": "not found"})
+                    self.reply_json(404, {"detail": "not found"})
 
             def do_GET(self) -> None:
                 self._handle("GET")
