@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import MemoryService
+from oryxtui.memory import MemoryService, files, markdown_store
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.support import make_agent
@@ -74,6 +75,72 @@ def test_an_edit_made_between_two_saves_is_preserved(
     text = memory_file.read_text()
     assert "first (corrected by hand)" in text
     assert "- a line typed by hand\n- [2026-07-22 09:30:00] second\n" in text
+
+
+def editor_save(memory_file: Path, text: str, style: str) -> None:
+    """An editor saves without any lock: by temp file and rename, or by truncating in place."""
+    if style == "rename":
+        temp = memory_file.with_name("MEMORY.md.swp")
+        temp.write_text(text)
+        os.replace(temp, memory_file)
+    else:
+        with open(memory_file, "w") as handle:
+            handle.write(text)
+
+
+@pytest.mark.parametrize("style", ["rename", "truncate"])
+def test_an_outside_save_in_the_last_instant_before_our_rename_is_kept(
+    workspace: Workspace, service: MemoryService, monkeypatch: pytest.MonkeyPatch, style: str
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "first", "archival")
+    calls = []
+
+    def editor_saves_first(first: Path, second: Path) -> bool:
+        # After every check oryxtui makes, just before the file is switched.
+        if not calls:
+            editor_save(memory_file, memory_file.read_text() + "- typed by hand\n", style)
+        calls.append(second)
+        return files.exchange(first, second)
+
+    monkeypatch.setattr(markdown_store, "exchange", editor_saves_first)
+    service.save("a", "second", "archival")
+    text = memory_file.read_text()
+    assert "- typed by hand\n" in text and "] second" in text and "] first" in text
+    assert len(calls) == 3  # switched, saw the editor's file, gave it back; then saved again
+    assert service.lost("a") == []
+    assert sorted(p.name for p in memory_file.parent.iterdir()) == [
+        "AGENT.md",
+        "MEMORY.md",
+        "MEMORY.md.journal",
+        "MEMORY.md.lock",
+    ]
+
+
+def test_a_save_waits_while_an_editor_has_emptied_the_file(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "first", "archival")
+    full = memory_file.read_text() + "- typed by hand\n"
+    memory_file.write_text("")  # a truncate-then-write editor, half way through its save
+    service.store.settle_seconds = 0.3
+    timer = threading.Timer(0.1, lambda: memory_file.write_text(full))
+    timer.start()
+    service.save("a", "second", "archival")
+    timer.join()
+    text = memory_file.read_text()
+    assert text.startswith(full) and text.endswith("] second\n")
+
+
+def test_a_file_emptied_on_purpose_is_saved_into(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    memory_file.write_text("")
+    service.store.settle_seconds = 0.05
+    service.save("a", "only", "archival")
+    assert memory_file.read_text().endswith("] only\n")
 
 
 def test_a_same_size_in_place_edit_is_seen(workspace: Workspace, service: MemoryService) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -17,6 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from oryxtui.errors import MemoryWriteError
+from oryxtui.memory.files import exchange, fsync_folder, write_temp
 from oryxtui.memory.format import (
     MemoryDocument,
     MemoryEntry,
@@ -274,43 +274,66 @@ class MarkdownMemoryStore:
                     f"{path} is not valid UTF-8, so saving into it could destroy bytes; "
                     "nothing was written — fix the file's encoding first."
                 )
+            if loaded.signature != _MISSING and not loaded.text:
+                # Empty: perhaps an editor that truncates, then writes, is half way through.
+                time.sleep(self.settle_seconds)
+                if stat_signature(path) != loaded.signature:
+                    continue
             first, *rest = entries
             new_text = loaded.document.with_entry(first.line, first.scope)
             for entry in rest:  # only a restore adds several at once
                 new_text = parse(new_text).with_entry(entry.line, entry.scope)
-            temp = self._write_temp(path, new_text.encode("utf-8"))
+            temp = write_temp(path, new_text.encode("utf-8"), _TEMP_PREFIX, _TEMP_SUFFIX)
             # Someone who ignores the lock (an editor, upstream) may have replaced the file since
             # we read it: then re-read and redo, so their edit is never overwritten.
             if stat_signature(path) != loaded.signature:
                 os.unlink(temp)
                 continue
-            os.replace(temp, path)
-            _fsync_folder(path.parent)
-            self._remember(path, LoadedFile(stat_signature(path), new_text, False))
-            return
+            if self._put_in_place(temp, path, loaded.signature):
+                self._remember(path, LoadedFile(stat_signature(path), new_text, False))
+                return
         raise MemoryWriteError(
             f"{path} kept changing while saving; nothing was written — try again."
         )
 
     @staticmethod
-    def _write_temp(path: Path, data: bytes) -> str:
-        descriptor, temp = tempfile.mkstemp(
-            dir=path.parent, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX
-        )
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+    def _put_in_place(temp: Path, path: Path, read: StatSignature) -> bool:
+        """Make `temp` the file at `path`, unless an outside save lands at this very instant.
+
+        False means `path` holds the outside writer's file, untouched, and the caller redoes.
+        """
+        if read == _MISSING:
             try:
-                mode = os.stat(path).st_mode & 0o7777
-            except FileNotFoundError:
-                mode = 0o644
-            os.chmod(temp, mode)
-        except BaseException:
+                os.link(temp, path)  # creates the file, never replaces one
+            except FileExistsError:
+                os.unlink(temp)
+                return False
+            except OSError:  # a file system without hard links
+                os.replace(temp, path)
+            else:
+                os.unlink(temp)
+            fsync_folder(path.parent)
+            return True
+        try:
+            swapped = exchange(temp, path)
+        except FileNotFoundError:  # deleted since we read it
             os.unlink(temp)
-            raise
-        return temp
+            return False
+        if not swapped:  # no atomic exchange here: a plain rename, with its tiny window
+            os.replace(temp, path)
+            fsync_folder(path.parent)
+            return True
+        fsync_folder(path.parent)
+        # The file we displaced is now under the temp name. A rename changes ctime, so compare
+        # inode, size and mtime: another inode is an editor's rename, another mtime an editor
+        # that wrote into the file in place.
+        if stat_signature(temp)[:3] == read[:3]:
+            os.unlink(temp)
+            return True
+        with contextlib.suppress(FileNotFoundError):
+            exchange(temp, path)  # give the outside save its place back, then redo
+        os.unlink(temp)
+        return False
 
     @staticmethod
     def _remove_stale_temp_files(folder: Path) -> None:
@@ -320,11 +343,3 @@ class MarkdownMemoryStore:
                 if entry.name.startswith(_TEMP_PREFIX) and entry.name.endswith(_TEMP_SUFFIX):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry.path)
-
-
-def _fsync_folder(folder: Path) -> None:
-    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
