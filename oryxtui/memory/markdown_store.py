@@ -289,19 +289,31 @@ class MarkdownMemoryStore:
             if stat_signature(path) != loaded.signature:
                 os.unlink(temp)
                 continue
-            if self._put_in_place(temp, path, loaded.signature):
-                self._remember(path, LoadedFile(stat_signature(path), new_text, False))
+            if self._put_in_place(temp, path, loaded.signature, new_text):
                 return
         raise MemoryWriteError(
             f"{path} kept changing while saving; nothing was written — try again."
         )
 
-    @staticmethod
-    def _put_in_place(temp: Path, path: Path, read: StatSignature) -> bool:
+    def _put_in_place(self, temp: Path, path: Path, read: StatSignature, text: str) -> bool:
         """Make `temp` the file at `path`, unless an outside save lands at this very instant.
 
         False means `path` holds the outside writer's file, untouched, and the caller redoes.
         """
+        with open(temp, "rb") as ours:
+            written = _signature(os.fstat(ours.fileno()))
+            if not self._switch(temp, path, read):
+                return False
+            placed = _signature(os.fstat(ours.fileno()))
+        # Remember what we wrote, saving the next save a re-read, only if nobody has touched it
+        # since (an editor that truncates in place may already be at work on it): the signature
+        # is taken from the file itself, as another file may already be at `path`.
+        if placed[:3] == written[:3]:
+            self._remember(path, LoadedFile(placed, text, False))
+        return True
+
+    @staticmethod
+    def _switch(temp: Path, path: Path, read: StatSignature) -> bool:
         if read == _MISSING:
             try:
                 os.link(temp, path)  # creates the file, never replaces one
