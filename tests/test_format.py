@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -9,6 +11,7 @@ from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     CORE_HEADER,
     ELLIPSIS,
+    RecallIndex,
     Scope,
     entry_from_line,
     entry_line,
@@ -43,6 +46,11 @@ _pieces = st.sampled_from(
         "\ufeff",
         "##  核心记忆",
         "plain text",
+        "#tag in a section",
+        " # indented",
+        "\u3000\x0b\x85",
+        f"{ARCHIVAL_HEADER} \r",
+        f"\ufeff{CORE_HEADER}",
     ]
 )
 memory_texts = st.one_of(
@@ -167,8 +175,8 @@ def test_saved_content_cannot_forge_sections_or_entries(text: str, raw: str, sco
     needs_archival = fresh or (scope is Scope.ARCHIVAL and not before.archival_headers)
     assert len(after.core_headers) == len(before.core_headers) + needs_core
     assert len(after.archival_headers) == len(before.archival_headers) + needs_archival
-    grown_core = len(after.core_rows) - len(before.core_rows)
-    grown_archival = len(after.archival_rows) - len(before.archival_rows)
+    grown_core = len(after.core_lines) - len(before.core_lines)
+    grown_archival = len(after.archival_lines) - len(before.archival_lines)
     assert (grown_core, grown_archival) == ((1, 0) if scope is Scope.CORE else (0, 1))
     newest = (after.core_entries() if scope is Scope.CORE else after.archival_entries())[-1]
     assert newest.content == content
@@ -182,3 +190,66 @@ def test_sanitized_content_is_one_line_and_idempotent(raw: str) -> None:
     assert len(once.splitlines()) <= 1
     assert CORE_HEADER not in once and ARCHIVAL_HEADER not in once
     once.encode("utf-8")
+
+
+def reference_sections(text: str) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The grammar, one line at a time, as simply as it can be said: parse() must agree."""
+    core, archival, core_headers, archival_headers = [], [], [], []
+    section = None
+    for row, raw in enumerate(text.split("\n")):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if row == 0 and line.startswith("\ufeff"):
+            line = line[1:]
+        if not line or line.isspace():
+            continue
+        if line.startswith("#"):
+            if line.rstrip() == CORE_HEADER:
+                section = "core"
+                core_headers.append(row)
+                continue
+            if line.rstrip() == ARCHIVAL_HEADER:
+                section = "archival"
+                archival_headers.append(row)
+                continue
+            if re.match(r"#{1,6}(?:\s|$)", line):
+                section = None
+                continue
+        if section == "core":
+            core.append(row)
+        elif section == "archival":
+            archival.append(row)
+    return core, archival, core_headers, archival_headers
+
+
+def rows_of(spans: list[tuple[int, int]]) -> list[int]:
+    return [row for start, stop in spans for row in range(start, stop)]
+
+
+@settings(max_examples=500)
+@given(memory_texts)
+def test_parse_agrees_with_the_line_by_line_grammar(text: str) -> None:
+    document = parse(text)
+    found = (
+        rows_of(document.core_spans),
+        rows_of(document.archival_spans),
+        document.core_headers,
+        document.archival_headers,
+    )
+    assert found == reference_sections(text)
+    lines = text.split("\n")
+    clean = [line.removesuffix("\r") for line in lines]
+    clean[0] = clean[0].removeprefix("\ufeff")
+    assert document.archival_lines == [clean[row] for row in found[1]]
+    assert document.core_lines == [clean[row] for row in found[0]]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.text(max_size=12)), st.text(min_size=1, max_size=3))
+def test_recall_index_agrees_with_a_line_by_line_search(lines: list[str], keyword: str) -> None:
+    lines = [line.replace("\n", " ") for line in lines]
+    expected = (
+        []
+        if "\n" in keyword
+        else [row for row, line in enumerate(lines) if keyword.lower() in line.lower()]
+    )
+    assert RecallIndex(lines).positions(keyword) == expected

@@ -7,8 +7,7 @@ parser does not understand survives byte for byte; entries are views onto those 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -100,26 +99,28 @@ class RecallIndex:
     """Recall's matching rule, made fast: one lower-cased text searched with `str.find`."""
 
     def __init__(self, lines: Sequence[str]) -> None:
-        lowered = [line.lower() for line in lines]
-        self._starts: list[int] = []
-        offset = 0
-        for line in lowered:
-            self._starts.append(offset)
-            offset += len(line) + 1
-        self._text = "\n".join(lowered)
+        # Lower-casing never makes or removes a line break, so rows can be counted in it.
+        self._text = "\n".join(lines).lower()
+        self._rows = len(lines)
 
     def positions(self, keyword: str) -> list[int]:
         """Indexes of the lines that contain `keyword`, case-insensitively, in order."""
         needle = keyword.lower()
-        if not needle or "\n" in needle:
+        if not needle or "\n" in needle or not self._rows:
             return []
-        text, starts = self._text, self._starts
+        text = self._text
         hits: list[int] = []
+        row, counted = 0, 0  # `row` is the row of position `counted`
         position = 0
         while (found := text.find(needle, position)) >= 0:
-            row = bisect_right(starts, found) - 1
+            row += text.count("\n", counted, found)
+            counted = found
             hits.append(row)
-            position = starts[row + 1] if row + 1 < len(starts) else len(text)
+            end = text.find("\n", found + len(needle))
+            if end < 0:
+                break
+            row += 1  # a keyword holds no line break: the line ends at `end`
+            counted = position = end + 1
         return hits
 
 
@@ -128,10 +129,12 @@ class MemoryDocument:
     """A parsed MEMORY.md. `lines` are the raw lines (split on '\\n', CR and BOM kept)."""
 
     lines: list[str]
-    core_rows: list[int] = field(default_factory=list)
-    archival_rows: list[int] = field(default_factory=list)
+    # Runs of entry lines, as (first row, row after the last): big files are mostly one long run.
+    core_spans: list[tuple[int, int]] = field(default_factory=list)
+    archival_spans: list[tuple[int, int]] = field(default_factory=list)
     core_headers: list[int] = field(default_factory=list)
     archival_headers: list[int] = field(default_factory=list)
+    has_cr: bool = True  # some line may end in CR (parse() knows; True is always safe)
 
     def render(self) -> str:
         return "\n".join(self.lines)
@@ -147,11 +150,21 @@ class MemoryDocument:
 
     @cached_property
     def core_lines(self) -> list[str]:
-        return [self.clean(row) for row in self.core_rows]
+        return self._clean_lines(self.core_spans)
 
     @cached_property
     def archival_lines(self) -> list[str]:
-        return [self.clean(row) for row in self.archival_rows]
+        return self._clean_lines(self.archival_spans)
+
+    def _clean_lines(self, spans: list[tuple[int, int]]) -> list[str]:
+        lines: list[str] = []
+        for start, stop in spans:
+            lines += self.lines[start:stop]
+        if spans and spans[0][0] == 0:
+            lines[0] = self.clean(0)
+        if self.has_cr:  # CRLF files: the slow, exact way
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        return lines
 
     def core_entries(self) -> EntrySequence:
         return EntrySequence(self.core_lines, Scope.CORE)
@@ -172,9 +185,11 @@ class MemoryDocument:
         doc = self._with_sections(scope)
         eol = "\r" if doc.lines and doc.lines[0].endswith("\r") else ""
         if scope is Scope.CORE:
-            after = doc.core_rows[-1] if doc.core_rows else doc.core_headers[0]
+            after = doc.core_spans[-1][1] - 1 if doc.core_spans else doc.core_headers[0]
         else:
-            after = doc.archival_rows[-1] if doc.archival_rows else doc.archival_headers[-1]
+            after = (
+                doc.archival_spans[-1][1] - 1 if doc.archival_spans else doc.archival_headers[-1]
+            )
         lines = doc.lines
         return "\n".join([*lines[: after + 1], line + eol, *lines[after + 1 :]])
 
@@ -207,11 +222,37 @@ class MemoryDocument:
         return parse("\n".join(lines))
 
 
+# The only lines parse() must look at one by one: headings (and other lines starting with '#')
+# and blank ones. Every other line is an entry of the section it is in.
+_MARKED_LINE = re.compile(r"\n(?:#[^\n]*|[^\S\n]*)(?=\n|\Z)")
+
+
 def parse(text: str) -> MemoryDocument:
     """Parse MEMORY.md text; never fails, whatever the text."""
-    doc = MemoryDocument(text.split("\n"))
+    doc = MemoryDocument(text.split("\n"), has_cr="\r" in text)
     section: Scope | None = None
-    for row, raw in enumerate(doc.lines):
+    run_start = 0  # the first row not yet given to a section
+
+    def close_run(stop: int) -> None:
+        if section is not None and run_start < stop:
+            spans = doc.core_spans if section is Scope.CORE else doc.archival_spans
+            if spans and spans[-1][1] == run_start:
+                spans[-1] = (spans[-1][0], stop)
+            else:
+                spans.append((run_start, stop))
+
+    def marked_rows() -> Iterator[int]:
+        yield 0  # always looked at: it may carry a BOM
+        newlines, position = 0, 0
+        for match in _MARKED_LINE.finditer(text):
+            newlines += text.count("\n", position, match.start())
+            position = match.start()
+            yield newlines + 1  # the row after the line break the match starts with
+
+    for row in marked_rows():
+        close_run(row)
+        run_start = row + 1
+        raw = doc.lines[row]
         line = raw[:-1] if raw.endswith("\r") else raw
         if row == 0 and line.startswith(BOM):
             line = line[1:]
@@ -222,18 +263,18 @@ def parse(text: str) -> MemoryDocument:
             if stripped == CORE_HEADER:
                 section = Scope.CORE
                 doc.core_headers.append(row)
-            elif stripped == ARCHIVAL_HEADER:
+                continue
+            if stripped == ARCHIVAL_HEADER:
                 section = Scope.ARCHIVAL
                 doc.archival_headers.append(row)
-            elif _OTHER_HEADING.match(line):
+                continue
+            if _OTHER_HEADING.match(line):
                 section = None
-            elif section is not None:
-                (doc.core_rows if section is Scope.CORE else doc.archival_rows).append(row)
-            continue
-        if section is Scope.CORE:
-            doc.core_rows.append(row)
-        elif section is Scope.ARCHIVAL:
-            doc.archival_rows.append(row)
+                continue
+        run_start = row  # an entry line after all (row 0 without '#', or '#tag' in a section)
+        close_run(row + 1)
+        run_start = row + 1
+    close_run(len(doc.lines))
     return doc
 
 

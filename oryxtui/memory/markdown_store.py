@@ -141,7 +141,7 @@ class MarkdownMemoryStore:
             window=injected_window(document.archival_lines, self.archival_max_chars),
             source=path,
             warning=warning,
-            blank_file=not loaded.text.strip(),
+            blank_file=not self._has_text(loaded.text),
         )
 
     # Writing ---------------------------------------------------------------------------------
@@ -225,9 +225,13 @@ class MarkdownMemoryStore:
         if loaded.undecodable:
             return []  # cannot tell what is there; saving is refused anyway
         document = loaded.document
+        journaled_lines = {
+            scope: {e.line for e in journaled if e.scope is scope} for scope in Scope
+        }
+        # Only the journaled lines are hashed into sets: the file may hold a million entries.
         present = {
-            Scope.CORE: set(document.core_lines),
-            Scope.ARCHIVAL: set(document.archival_lines),
+            Scope.CORE: journaled_lines[Scope.CORE].intersection(document.core_lines),
+            Scope.ARCHIVAL: journaled_lines[Scope.ARCHIVAL].intersection(document.archival_lines),
         }
         missing: list[MemoryEntry] = []
         seen: set[tuple[Scope, str]] = set()
@@ -248,6 +252,10 @@ class MarkdownMemoryStore:
                 self._append_locked(path, missing)
         return missing
 
+    @staticmethod
+    def _has_text(text: str) -> bool:
+        return bool(text) and not text.isspace()  # strip() would copy tens of MB
+
     def _wait_until_stable(self, path: Path, limit: float = 10.0) -> None:
         """Never write over a file mid-save (an editor that truncates, then writes)."""
         deadline = time.monotonic() + limit
@@ -256,7 +264,7 @@ class MarkdownMemoryStore:
             time.sleep(self.settle_seconds)
             # A missing file was deleted, not half-saved: restoring recreates it.
             if stat_signature(path) == before and (
-                before == _MISSING or self.read(path).text.strip()
+                before == _MISSING or self._has_text(self.read(path).text)
             ):
                 return
         raise MemoryWriteError(
