@@ -227,6 +227,17 @@ class MemoryDocument:
 _MARKED_LINE = re.compile(r"\n(?:#[^\n]*|[^\S\n]*)(?=\n|\Z)")
 
 
+def heading_kind(line: str) -> Scope | str | None:
+    """For a line starting with '#': the section it opens, "other" for any other heading (which
+    ends a section), or None when it is not a heading (say '#tag', an entry like any other)."""
+    stripped = line.rstrip()
+    if stripped == CORE_HEADER:
+        return Scope.CORE
+    if stripped == ARCHIVAL_HEADER:
+        return Scope.ARCHIVAL
+    return "other" if _OTHER_HEADING.match(line) else None
+
+
 def parse(text: str) -> MemoryDocument:
     """Parse MEMORY.md text; never fails, whatever the text."""
     doc = MemoryDocument(text.split("\n"), has_cr="\r" in text)
@@ -259,17 +270,13 @@ def parse(text: str) -> MemoryDocument:
         if not line or line.isspace():
             continue
         if line.startswith("#"):
-            stripped = line.rstrip()
-            if stripped == CORE_HEADER:
-                section = Scope.CORE
-                doc.core_headers.append(row)
-                continue
-            if stripped == ARCHIVAL_HEADER:
-                section = Scope.ARCHIVAL
-                doc.archival_headers.append(row)
-                continue
-            if _OTHER_HEADING.match(line):
-                section = None
+            kind = heading_kind(line)
+            if kind is not None:
+                section = kind if isinstance(kind, Scope) else None
+                if kind is Scope.CORE:
+                    doc.core_headers.append(row)
+                elif kind is Scope.ARCHIVAL:
+                    doc.archival_headers.append(row)
                 continue
         run_start = row  # an entry line after all (row 0 without '#', or '#tag' in a section)
         close_run(row + 1)

@@ -16,10 +16,13 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from oryxtui.errors import MemoryWriteError
+from oryxtui.memory import sections
 from oryxtui.memory.files import exchange, fsync_folder, write_temp
 from oryxtui.memory.format import (
+    EntrySequence,
     MemoryDocument,
     MemoryEntry,
+    RecallIndex,
     Scope,
     entry_from_line,
     entry_line,
@@ -27,7 +30,7 @@ from oryxtui.memory.format import (
     parse,
     render_context,
 )
-from oryxtui.memory.store import MemorySnapshot
+from oryxtui.memory.store import MemorySnapshot, Partial
 from oryxtui.workspace import Workspace
 
 StatSignature = tuple[int, int, int, int]
@@ -36,6 +39,7 @@ _TEMP_PREFIX = ".MEMORY.md."
 _TEMP_SUFFIX = ".tmp"
 _MAX_ATTEMPTS = 50
 JOURNAL_SUFFIX = ".journal"
+LARGE_FILE_BYTES = 16 << 20
 
 
 def _signature(stat: os.stat_result) -> StatSignature:
@@ -76,6 +80,8 @@ class MarkdownMemoryStore:
         self._journal_cache: dict[Path, tuple[StatSignature, list[MemoryEntry]]] = {}
         # How long a file must stay unchanged before a restore writes to it.
         self.settle_seconds = 0.2
+        # Bigger files are read in chunks for recall, lost and the prompt: bounded memory.
+        self.large_file_bytes = LARGE_FILE_BYTES
 
     # Reading ---------------------------------------------------------------------------------
 
@@ -110,21 +116,69 @@ class MarkdownMemoryStore:
             while len(self._cache) > 64:
                 self._cache.popitem(last=False)
 
+    @contextlib.contextmanager
+    def _large(self, path: Path, threshold: int) -> Iterator[tuple[int, int] | None]:
+        """(descriptor, size) of a file bigger than `threshold` that is not already parsed in
+        the cache, to be read in parts; None means: read it whole with `read`."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            yield None  # `read` gives the right answer or the right error
+            return
+        try:
+            stat = os.fstat(fd)
+            cached = self._cached(path)
+            parsed = cached is not None and cached.signature == _signature(stat)
+            large = stat.st_size > threshold and not parsed
+            yield (fd, stat.st_size) if large else None
+        finally:
+            os.close(fd)
+
     def load(self, agent: str | None) -> str:
-        document = self.read(self.workspace.memory_file(agent)).document
-        window = injected_window(document.archival_lines, self.archival_max_chars)
+        path = self.workspace.memory_file(agent)
+        max_chars = self.archival_max_chars
+        with self._large(path, self.large_file_bytes) as large:
+            tail = large and sections.read_tail(*large, max(1 << 16, 16 * max_chars))
+            # Exact when the newest lines read hold more than the window can take.
+            if tail and sum(len(line) + 1 for line in tail.archival_lines) - 1 > max_chars:
+                window = injected_window(tail.archival_lines, max_chars)
+                return render_context(tail.core_lines, window)
+        document = self.read(path).document
+        window = injected_window(document.archival_lines, max_chars)
         return render_context(document.core_lines, window)
 
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
-        document = self.read(self.workspace.memory_file(agent)).document
+        path = self.workspace.memory_file(agent)
+        with self._large(path, self.large_file_bytes) as large:
+            if large:
+                return [
+                    entry_from_line(lines[row], Scope.ARCHIVAL)
+                    for scope, lines in sections.all_lines(*large, errors="replace")
+                    if scope is Scope.ARCHIVAL
+                    for row in RecallIndex(lines).positions(keyword)
+                ]
+        document = self.read(path).document
         lines = document.archival_lines
         return [
             entry_from_line(lines[row], Scope.ARCHIVAL)
             for row in document.recall_positions(keyword)
         ]
 
-    def entries(self, agent: str | None) -> MemorySnapshot:
+    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
         path = self.workspace.memory_file(agent)
+        if newest_bytes is not None:
+            with self._large(path, newest_bytes) as large:
+                tail = large and sections.read_tail(*large, newest_bytes)
+                if tail:
+                    return MemorySnapshot(
+                        agent=agent,
+                        backend=self.name,
+                        core=EntrySequence(tail.core_lines, Scope.CORE),
+                        archival=EntrySequence(tail.archival_lines, Scope.ARCHIVAL),
+                        window=injected_window(tail.archival_lines, self.archival_max_chars),
+                        source=path,
+                        partial=Partial(large[1], tail.older_bytes),
+                    )
         loaded = self.read(path)
         document = loaded.document
         warning = None
@@ -143,6 +197,17 @@ class MarkdownMemoryStore:
             warning=warning,
             blank_file=not self._has_text(loaded.text),
         )
+
+    def count_archival(self, agent: str | None) -> int:
+        path = self.workspace.memory_file(agent)
+        with self._large(path, self.large_file_bytes) as large:
+            if large:
+                return sum(
+                    len(lines)
+                    for scope, lines in sections.all_lines(*large, errors="replace")
+                    if scope is Scope.ARCHIVAL
+                )
+        return len(self.read(path).document.archival_lines)
 
     # Writing ---------------------------------------------------------------------------------
 
@@ -221,18 +286,25 @@ class MarkdownMemoryStore:
         journaled = self._journal_entries(path)
         if not journaled:
             return []
-        loaded = self.read(path)
-        if loaded.undecodable:
-            return []  # cannot tell what is there; saving is refused anyway
-        document = loaded.document
-        journaled_lines = {
-            scope: {e.line for e in journaled if e.scope is scope} for scope in Scope
-        }
+        wanted = {scope: {e.line for e in journaled if e.scope is scope} for scope in Scope}
         # Only the journaled lines are hashed into sets: the file may hold a million entries.
-        present = {
-            Scope.CORE: journaled_lines[Scope.CORE].intersection(document.core_lines),
-            Scope.ARCHIVAL: journaled_lines[Scope.ARCHIVAL].intersection(document.archival_lines),
-        }
+        present: dict[Scope, set[str]] = {scope: set() for scope in Scope}
+        try:
+            with self._large(path, self.large_file_bytes) as large:
+                if large:
+                    for scope, lines in sections.all_lines(*large, errors="strict"):
+                        present[scope] |= wanted[scope].intersection(lines)
+                else:
+                    loaded = self.read(path)
+                    if loaded.undecodable:
+                        raise UnicodeDecodeError("utf-8", b"", 0, 1, "undecodable")
+                    document = loaded.document
+                    present[Scope.CORE] = wanted[Scope.CORE].intersection(document.core_lines)
+                    present[Scope.ARCHIVAL] = wanted[Scope.ARCHIVAL].intersection(
+                        document.archival_lines
+                    )
+        except UnicodeDecodeError:
+            return []  # cannot tell what is there; saving is refused anyway
         missing: list[MemoryEntry] = []
         seen: set[tuple[Scope, str]] = set()
         for entry in journaled:

@@ -144,7 +144,7 @@ class Mem0MemoryStore:
         hits.sort(key=lambda item: str(item.get("created_at") or ""))
         return [entry_from_line(_line(item), Scope.ARCHIVAL) for item in hits]
 
-    def entries(self, agent: str | None) -> MemorySnapshot:
+    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
         core, archival = self._lines(agent)
         return MemorySnapshot(
             agent=agent,
@@ -154,6 +154,9 @@ class Mem0MemoryStore:
             window=injected_window(archival, self.archival_max_chars),
             source=None,
         )
+
+    def count_archival(self, agent: str | None) -> int:
+        return len(self.entries(agent).archival)
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         return []  # no outside editor rewrites this store behind oryxtui's back

@@ -113,7 +113,7 @@ class SqliteMemoryStore:
             for created, content in rows
         ]
 
-    def entries(self, agent: str | None) -> MemorySnapshot:
+    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
         core = self._lines(agent, Scope.CORE)
         archival = self._lines(agent, Scope.ARCHIVAL)
         candidates = len(archival) - min(len(archival), ARCHIVAL_LOAD_ROWS)
@@ -126,6 +126,9 @@ class SqliteMemoryStore:
             window=type(window)(candidates + window.start, window.lines),
             source=self.workspace.db_path,
         )
+
+    def count_archival(self, agent: str | None) -> int:
+        return len(self.entries(agent).archival)
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         return []  # no outside editor rewrites this store behind oryxtui's back

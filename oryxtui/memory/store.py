@@ -17,6 +17,14 @@ from oryxtui.memory.format import (
 
 
 @dataclass(frozen=True)
+class Partial:
+    """The file was too big to read whole: `archival` holds only its newest entries."""
+
+    file_bytes: int
+    older_bytes: int  # archival bytes left out; count them with `count_archival`
+
+
+@dataclass(frozen=True)
 class MemorySnapshot:
     """Everything one agent remembers, with the injected archival window marked."""
 
@@ -29,6 +37,7 @@ class MemorySnapshot:
     warning: str | None = None
     # The file is missing or empty: maybe deleted, maybe an editor mid-save (truncate, then write).
     blank_file: bool = False
+    partial: Partial | None = None
 
     @property
     def window_start(self) -> int:
@@ -70,8 +79,13 @@ class LongTermMemoryStore(Protocol):
         """Archival entries whose line contains `keyword`, case-insensitively, oldest first."""
         ...
 
-    def entries(self, agent: str | None) -> MemorySnapshot:
-        """All entries, structured, for the UI and `memory show --json`."""
+    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+        """All entries, structured, for the UI and `memory show --json`. With `newest_bytes`, a
+        store may return only about that much of the newest archival entries (`partial`)."""
+        ...
+
+    def count_archival(self, agent: str | None) -> int:
+        """How many archival entries there are, without holding them all in memory."""
         ...
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:

@@ -1,0 +1,171 @@
+"""Big MEMORY.md files in bounded memory.
+
+A file of a million entries is tens of MB; parsing it whole takes a second and a few hundred MB.
+Here the headings are found by scanning the bytes, the newest part of the archival section is
+read and parsed on its own, and the rest is walked in chunks of whole lines, each parsed by the
+same parser with the heading of its section in front, so every answer is the one `parse` gives.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from oryxtui.memory.format import (
+    ARCHIVAL_HEADER,
+    BOM,
+    CORE_HEADER,
+    Scope,
+    heading_kind,
+    parse,
+)
+
+CHUNK_BYTES = 4 << 20
+_PEEK = 4096
+_BOM = BOM.encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """The bytes [start, end) under one core or archival heading, up to the next heading."""
+
+    scope: Scope
+    start: int
+    end: int
+
+
+def _heading_at(fd: int, offset: int, size: int) -> Scope | str | None:
+    line = os.pread(fd, _PEEK, offset)
+    if not line.startswith(b"#") and not (offset == 0 and line.startswith(_BOM + b"#")):
+        return None
+    if b"\n" not in line and offset + len(line) < size:  # a long line: read all of it
+        line = os.pread(fd, _line_end(fd, offset, size) - offset, offset)
+    text = line.split(b"\n", 1)[0].decode("utf-8", errors="replace").removesuffix("\r")
+    return heading_kind(text.removeprefix(BOM) if offset == 0 else text)
+
+
+def section_bodies(fd: int, size: int) -> list[Body]:
+    """Every core and archival section of the file, in order, found without decoding entries."""
+    headings: list[tuple[int, Scope | str]] = []
+    first = _heading_at(fd, 0, size)
+    if first is not None:
+        headings.append((0, first))
+    position, previous = 0, b""
+    while position < size:
+        chunk = os.pread(fd, CHUNK_BYTES, position)
+        if not chunk:
+            break
+        window = previous + chunk
+        base = position - len(previous)
+        hit = window.find(b"\n#")
+        while hit >= 0:
+            start = base + hit + 1
+            kind = _heading_at(fd, start, size)
+            if kind is not None:
+                headings.append((start, kind))
+            hit = window.find(b"\n#", hit + 1)
+        previous = chunk[-1:]
+        position += len(chunk)
+    bodies = []
+    for index, (start, kind) in enumerate(headings):
+        if isinstance(kind, Scope):
+            line_end = _line_end(fd, start, size)
+            end = headings[index + 1][0] if index + 1 < len(headings) else size
+            bodies.append(Body(kind, min(line_end, end), end))
+    return bodies
+
+
+def _line_end(fd: int, offset: int, size: int) -> int:
+    """The offset just after the line break ending the line at `offset` (or the file's end)."""
+    while offset < size:
+        chunk = os.pread(fd, 65536, offset)
+        found = chunk.find(b"\n")
+        if found >= 0:
+            return offset + found + 1
+        offset += len(chunk)
+    return size
+
+
+def _lines_of(scope: Scope, data: bytes, errors: str = "strict") -> list[str]:
+    """The entry lines of a piece of a section body, exactly as `parse` would find them."""
+    header = CORE_HEADER if scope is Scope.CORE else ARCHIVAL_HEADER
+    document = parse(header + "\n" + data.decode("utf-8", errors=errors))
+    return document.core_lines if scope is Scope.CORE else document.archival_lines
+
+
+def chunks(
+    fd: int, body: Body, start: int | None = None, end: int | None = None
+) -> Iterator[bytes]:
+    """Whole-line pieces of at most ~CHUNK_BYTES of `body` between `start` and `end`."""
+    position, stop = body.start if start is None else start, body.end if end is None else end
+    while position < stop:
+        data = os.pread(fd, min(CHUNK_BYTES, stop - position), position)
+        if not data:
+            return
+        if position + len(data) < stop:
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                data = data[: cut + 1]
+            else:  # one line longer than a chunk: read on to its end
+                end = _line_end(fd, position, stop)
+                data = os.pread(fd, end - position, position)
+        position += len(data)
+        yield data
+
+
+def body_lines(
+    fd: int, body: Body, start: int | None = None, end: int | None = None, errors: str = "strict"
+) -> Iterator[list[str]]:
+    """The entry lines of (part of) `body`, chunk by chunk (`errors` as for bytes.decode)."""
+    for data in chunks(fd, body, start, end):
+        yield _lines_of(body.scope, data, errors)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The file's core entries and its newest archival entries; `older_bytes` were left out."""
+
+    core_lines: list[str]
+    archival_lines: list[str]
+    older_bytes: int
+    cut: int  # where the newest part starts (a line start inside the first body read in part)
+
+
+def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
+    """Core plus about `newest_bytes` of the newest archival entries; None when the whole file
+    is as cheap (or has no archival section, or the part read is not UTF-8)."""
+    bodies = section_bodies(fd, size)
+    archival = [body for body in bodies if body.scope is Scope.ARCHIVAL]
+    if sum(body.end - body.start for body in archival) <= newest_bytes:
+        return None
+    try:
+        core = [line for b in bodies if b.scope is Scope.CORE for line in _whole(fd, b)]
+        kept: list[list[str]] = []
+        budget, older, cut = newest_bytes, 0, 0
+        for body in reversed(archival):
+            if budget <= 0:
+                older += body.end - body.start
+                continue
+            start = body.start
+            if body.end - body.start > budget:
+                start = _line_end(fd, body.end - budget, body.end)
+                older += start - body.start
+                cut = start
+            kept.append(_lines_of(Scope.ARCHIVAL, os.pread(fd, body.end - start, start)))
+            budget -= body.end - start
+    except UnicodeDecodeError:
+        return None
+    lines = [line for piece in reversed(kept) for line in piece]
+    return Tail(core, lines, older, cut)
+
+
+def _whole(fd: int, body: Body) -> list[str]:
+    return _lines_of(body.scope, os.pread(fd, body.end - body.start, body.start))
+
+
+def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str]]]:
+    """Every entry line of the file, section by section, chunk by chunk."""
+    for body in section_bodies(fd, size):
+        for lines in body_lines(fd, body, errors=errors):
+            yield body.scope, lines

@@ -1,0 +1,122 @@
+"""Big MEMORY.md files are read in parts, and every answer equals the one from reading it whole."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oryxtui.memory import sections
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, parse
+from oryxtui.memory.markdown_store import MarkdownMemoryStore
+from oryxtui.workspace import Workspace
+from tests.test_format import memory_texts
+
+keywords = st.sampled_from(["a", "- [", "entry", "核心", "#", "\r", "ä", "note", "zz"])
+
+
+def write_global_memory(root: Path, text: str) -> Path:
+    path = Workspace(root).global_memory_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def stores(root: Path) -> tuple[MarkdownMemoryStore, MarkdownMemoryStore]:
+    """The same workspace read whole, and read in parts whatever its size."""
+    whole = MarkdownMemoryStore(Workspace(root))
+    whole.large_file_bytes = 1 << 40
+    parts = MarkdownMemoryStore(Workspace(root))
+    parts.large_file_bytes = 0
+    return whole, parts
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=memory_texts,
+    keyword=keywords,
+    newest=st.integers(min_value=0, max_value=80),
+    chunk=st.integers(min_value=1, max_value=40),
+)
+def test_reading_in_parts_gives_the_answers_of_reading_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, keyword: str, newest: int, chunk
+) -> None:
+    monkeypatch.setattr(sections, "CHUNK_BYTES", chunk)  # chunk edges everywhere
+    root = tmp_path / "w"
+    write_global_memory(root, text)
+    whole, parts = stores(root)
+    assert parts.recall(None, keyword) == whole.recall(None, keyword)
+    assert parts.count_archival(None) == whole.count_archival(None)
+    full = whole.entries(None)
+    tail = parts.entries(None, newest_bytes=newest)
+    assert [e.line for e in tail.core] == [e.line for e in full.core]
+    all_lines = list(full.archival_lines())
+    shown = list(tail.archival_lines())
+    if tail.partial is None:
+        assert shown == all_lines
+    else:
+        assert shown == all_lines[len(all_lines) - len(shown) :]
+        assert tail.partial.older_bytes > 0 and len(shown) <= len(all_lines)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=memory_texts, max_chars=st.integers(min_value=0, max_value=60))
+def test_the_prompt_block_of_a_big_file_is_exact(tmp_path: Path, text: str, max_chars: int) -> None:
+    root = tmp_path / "w"
+    write_global_memory(root, text)
+    whole, parts = stores(root)
+    whole.archival_max_chars = parts.archival_max_chars = max_chars
+    assert parts.load(None) == whole.load(None)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=memory_texts, journaled=st.lists(st.sampled_from(range(12)), max_size=8))
+def test_lost_entries_of_a_big_file_are_found_the_same(
+    tmp_path: Path, text: str, journaled: list[int]
+) -> None:
+    root = tmp_path / "w"
+    path = write_global_memory(root, text)
+    document = parse(text)
+    candidates = [*document.archival_lines, *document.core_lines, "- [2026-01-01 00:00] gone"]
+    records = [
+        {"scope": "core" if i % 3 == 0 else "archival", "line": candidates[i % len(candidates)]}
+        for i in journaled
+    ]
+    path.with_name("MEMORY.md.journal").write_text(
+        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
+    )
+    whole, parts = stores(root)
+    assert parts.lost(None) == whole.lost(None)
+
+
+def test_a_million_entries_open_with_the_newest_part(tmp_path: Path) -> None:
+    path = write_global_memory(tmp_path, "")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f"# Notes\n{CORE_HEADER}\n- [2026-01-01 10:00:00] core fact\n\n")
+        out.write(f"{ARCHIVAL_HEADER}\n")
+        out.writelines(f"- [2026-07-22 09:30:00] entry {i}\n" for i in range(1_000_000))
+    store = MarkdownMemoryStore(Workspace(tmp_path))
+    snapshot = store.entries(None, newest_bytes=1 << 20)
+    assert snapshot.partial is not None and snapshot.partial.file_bytes == path.stat().st_size
+    assert [e.content for e in snapshot.core] == ["core fact"]
+    assert snapshot.archival[-1].content == "entry 999999"
+    shown = len(snapshot.archival)
+    assert 20_000 < shown < 40_000
+    assert snapshot.archival[0].content == f"entry {1_000_000 - shown}"
+    assert store.count_archival(None) == 1_000_000
+    assert [e.content for e in store.recall(None, "ENTRY 99999")][:2] == [
+        "entry 99999",
+        "entry 999990",
+    ]
+    assert store.load(None).endswith("- [2026-07-22 09:30:00] entry 999999")
+    assert not store._cache  # nothing was read whole
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        bodies = sections.section_bodies(fd, path.stat().st_size)
+    finally:
+        os.close(fd)
+    assert [b.scope for b in bodies] == [Scope.CORE, Scope.ARCHIVAL]
