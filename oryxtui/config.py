@@ -56,6 +56,9 @@ class TuiSettings(_Section):
     watch_step_ms: int = Field(10, ge=1, le=1000)
     # The longest a burst of changes is gathered before the dashboard reloads.
     watch_debounce_ms: int = Field(60, ge=1, le=10_000)
+    # A MEMORY.md bigger than this opens showing only its newest this-many MB of archival
+    # entries; the older ones are counted in the background and recall (r) searches them all.
+    large_file_mb: float = Field(8.0, gt=0)
 
 
 class Settings(_Section):

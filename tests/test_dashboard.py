@@ -423,3 +423,34 @@ async def test_a_huge_entry_does_not_stall_the_dashboard(demo_workspace: Workspa
         await pilot.pause(0.05)
         assert time.monotonic() - started < 2.0
         assert len(str(app.query_one("#archival-detail").render())) < 1100
+
+
+async def test_a_big_file_opens_with_its_newest_entries_and_counts_the_rest(
+    demo_workspace: Workspace,
+) -> None:
+    # About 2 KB: alpha's 60 entries count as a big file here.
+    app = make_app(demo_workspace, Settings(tui=TuiSettings(large_file_mb=0.002)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        shown = app.archival_pane.view.row_count
+        assert 0 < shown < 60
+        await wait_for(pilot, lambda: "of 60" in str(app.archival_pane.border_title))
+        assert f"Archival · newest {shown} of 60" in str(app.archival_pane.border_title)
+        banner = str(app.dashboard.query_one("#agent-banner").render())
+        assert f"showing the newest {shown} archival entries; {60 - shown} older ones" in banner
+        assert "recall (r) searches all" in banner
+        sidebar = app.query_one(AgentList)
+        await wait_for(pilot, lambda: "1·60" in str(sidebar.get_option_at_index(0).prompt))
+        assert "number 59" in "\n".join(shown_text(app, "#archival-view"))
+        # Recall reaches the older entries the pane does not hold.
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        results = app.screen.query_one("#recall-results", OptionList)
+        await pilot.press(*"number 1")
+        await wait_for(pilot, lambda: results.option_count == 11)
+        await pilot.press("escape")
+        # Another process appends: the newest part follows, and the count catches up.
+        memory_file = demo_workspace.agents_dir / "alpha" / "MEMORY.md"
+        upstream_append(memory_file, "- [2026-07-22 10:00:00] brand new entry")
+        await wait_for(pilot, lambda: "brand new" in "\n".join(shown_text(app, "#archival-view")))
+        await wait_for(pilot, lambda: "of 61" in str(app.archival_pane.border_title), 20)

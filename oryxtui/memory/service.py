@@ -99,5 +99,11 @@ class MemoryService:
         """Save the lost entries again, with their original times; returns what was restored."""
         return self.store.restore(self.resolve_agent(agent))
 
-    def snapshot(self, agent: AgentArg = FROM_CONTEXT) -> MemorySnapshot:
-        return self.store.entries(self.resolve_agent(agent))
+    def snapshot(
+        self, agent: AgentArg = FROM_CONTEXT, newest_bytes: int | None = None
+    ) -> MemorySnapshot:
+        """Every entry; with `newest_bytes`, a big file gives only its newest (see `partial`)."""
+        return self.store.entries(self.resolve_agent(agent), newest_bytes)
+
+    def count_archival(self, agent: AgentArg = FROM_CONTEXT) -> int:
+        return self.store.count_archival(self.resolve_agent(agent))

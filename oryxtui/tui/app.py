@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
 
 from oryxtui.agent.loop import Agent, LoopEvent
 from oryxtui.agent.messages import Message as ChatMessageType
@@ -28,7 +29,7 @@ from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
-from oryxtui.tui.overview import AgentMemory, AgentSummary, load_agent
+from oryxtui.tui.overview import AgentMemory, AgentSummary, load_agent, take_census
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.watcher import GLOBAL, WorkspaceChanges, watch_workspace
@@ -45,6 +46,7 @@ REMOTE_POLL_SECONDS = 3.0
 CHANGED_MARKER_SECONDS = 5.0
 FRESH_SECONDS = 2.5
 SUMMARY_BATCH_SECONDS = 0.1
+CENSUS_SECONDS = 5.0  # a big file that keeps growing is counted again at most this often
 MIN_RELOAD_INTERVAL = 0.05  # at most ~20 reloads a second per agent, however fast the writes
 
 
@@ -112,6 +114,15 @@ class PromptBuilt(Message):
 @dataclass
 class WorkspaceChanged(Message):
     changes: WorkspaceChanges
+
+
+@dataclass
+class CensusTaken(Message):
+    """A big file's entries, all counted (its snapshot holds only the newest)."""
+
+    agent: AgentKey
+    archival_count: int | None
+    lost_count: int
 
 
 @dataclass
@@ -196,6 +207,8 @@ class OryxApp(App[None]):
         self._dirty: set[AgentKey] = set()
         self._filter_index: tuple[int, RecallIndex] | None = None
         self._fresh_timer = None
+        self._census_at: dict[AgentKey, float] = {}
+        self._census_pending: set[AgentKey] = set()
 
     # Layout -------------------------------------------------------------------------------------
 
@@ -264,7 +277,9 @@ class OryxApp(App[None]):
     @work(thread=True, exit_on_error=False, group="load")
     def _load(self, agent: AgentKey, reload: bool) -> None:
         try:
-            memory = load_agent(self.workspace, self.service, agent)
+            memory = load_agent(
+                self.workspace, self.service, agent, self.newest_bytes, census=False
+            )
         except Exception as exc:  # a bug must not leave the agent stuck "loading" forever
             memory = AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
             raise
@@ -277,12 +292,44 @@ class OryxApp(App[None]):
         batch: list[AgentSummary] = []
         posted = time.monotonic()
         for agent in agents:
-            batch.append(load_agent(self.workspace, self.service, agent).summary)
+            batch.append(load_agent(self.workspace, self.service, agent, self.newest_bytes).summary)
             if time.monotonic() - posted > SUMMARY_BATCH_SECONDS:
                 self.post_message(SummariesLoaded(batch))
                 batch, posted = [], time.monotonic()
         if batch:
             self.post_message(SummariesLoaded(batch))
+
+    def _request_census(self, agent: AgentKey) -> None:
+        """Count a big file again, at most every CENSUS_SECONDS: an agent may be appending."""
+        if agent in self._census_pending:
+            return
+        wait = self._census_at.get(agent, -CENSUS_SECONDS) + CENSUS_SECONDS - self.monotonic()
+        if wait > 0:
+            self._census_pending.add(agent)
+            self.set_timer(wait, partial(self._start_census, agent))
+        else:
+            self._start_census(agent)
+
+    def _start_census(self, agent: AgentKey) -> None:
+        self._census_pending.discard(agent)
+        self._census_at[agent] = self.monotonic()
+        self.run_worker(
+            partial(self._take_census, agent),
+            group=f"census-{agent}",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _take_census(self, agent: AgentKey) -> None:
+        """Count every entry of a big file the dashboard shows only the newest of."""
+        archival_count, lost_count = take_census(self.service, agent)
+        if not get_current_worker().is_cancelled:
+            self.post_message(CensusTaken(agent, archival_count, lost_count))
+
+    @property
+    def newest_bytes(self) -> int:
+        return int(self.settings.tui.large_file_mb * (1 << 20))
 
     @work(exclusive=True, exit_on_error=False, group="watch")
     async def _watch(self) -> None:
@@ -395,6 +442,18 @@ class OryxApp(App[None]):
             self._finish_load(agent)
         if agent not in self.summaries:
             return  # the agent went away while it loaded
+        if memory.snapshot is not None and memory.snapshot.partial is not None:
+            # Only the newest entries were read: keep the last counts until the census is in.
+            known = self.summaries[agent]
+            memory = AgentMemory(
+                replace(
+                    memory.summary,
+                    archival_count=known.archival_count,
+                    lost_count=known.lost_count,
+                ),
+                memory.snapshot,
+            )
+            self._request_census(agent)
         if agent == self.selected and (memory.snapshot is not None or event.reload):
             self._show(memory)
             memory = self.shown or memory
@@ -409,6 +468,25 @@ class OryxApp(App[None]):
             if summary.name in self.summaries:
                 self.summaries[summary.name] = summary
         self._refresh_sidebar()
+
+    @on(CensusTaken)
+    def _census_taken(self, event: CensusTaken) -> None:
+        if not self.dashboard_ready or event.agent not in self.summaries:
+            return
+        summary = replace(
+            self.summaries[event.agent],
+            archival_count=event.archival_count,
+            lost_count=event.lost_count,
+        )
+        self.summaries[event.agent] = summary
+        self._refresh_sidebar()
+        shown = self.shown
+        if shown is not None and shown.summary.name == event.agent and shown.snapshot:
+            self.shown = AgentMemory(summary, shown.snapshot)
+            self._show_banner(summary, shown.snapshot)
+            rows = self.archival_pane.view.rows
+            keyword = self.dashboard.query_one("#archival-filter", Input).value
+            self._show_archival(shown.snapshot, list(rows) if keyword else None, set())
 
     @on(WorkspaceChanged)
     def _workspace_changed(self, event: WorkspaceChanged) -> None:
@@ -463,21 +541,7 @@ class OryxApp(App[None]):
             self._load_chat(summary.name)
         self._build_prompt(summary.name)
         self.sub_title = "global memory" if summary.name is None else summary.name
-        banner = self.dashboard.query_one("#agent-banner", Static)
-        banner.set_class(bool(summary.error), "error")
-        if summary.lost_count:
-            count = summary.lost_count
-            banner.set_class(True, "error")
-            banner.update(
-                Text(
-                    f"⚠ {count} entr{'y' if count == 1 else 'ies'} saved by oryxtui "
-                    "were overwritten by an outside edit — press R to restore."
-                )
-            )
-        elif summary.error:
-            banner.update(Text(f"⚠ {summary.error}"))
-        else:
-            banner.update(Text(summary.description or self.agent_label(summary.name)))
+        self._show_banner(summary, snapshot)
         if snapshot is None:
             self.core_pane.view.show([])
             self.archival_pane.view.show([])
@@ -506,14 +570,47 @@ class OryxApp(App[None]):
             self._filter(keyword, memory)
         self.last_applied = (summary.name, time.perf_counter())
 
+    def _show_banner(self, summary: AgentSummary, snapshot: MemorySnapshot | None) -> None:
+        banner = self.dashboard.query_one("#agent-banner", Static)
+        banner.set_class(bool(summary.error or summary.lost_count), "error")
+        if summary.lost_count:
+            count = summary.lost_count
+            banner.update(
+                Text(
+                    f"⚠ {count} entr{'y' if count == 1 else 'ies'} saved by oryxtui "
+                    "were overwritten by an outside edit — press R to restore."
+                )
+            )
+        elif summary.error:
+            banner.update(Text(f"⚠ {summary.error}"))
+        elif snapshot is not None and snapshot.partial is not None:
+            size = snapshot.partial.file_bytes / (1 << 20)
+            shown = len(snapshot.archival)
+            if summary.archival_count is None:
+                older = "counting the older ones…"
+            else:
+                older = f"{max(0, summary.archival_count - shown):,} older ones stay on disk"
+            banner.update(
+                Text(
+                    f"MEMORY.md is {size:,.0f} MB: showing the newest {shown:,} archival "
+                    f"entries; {older}. Filter (/) searches these, recall (r) searches all."
+                )
+            )
+        else:
+            banner.update(Text(summary.description or self.agent_label(summary.name)))
+
     def _show_archival(
         self, snapshot: MemorySnapshot, rows: list[int] | None, fresh: set[int]
     ) -> None:
         view = self.archival_pane.view
         view.show(snapshot.archival, rows=rows, window_start=snapshot.window_start, fresh=fresh)
         total = len(snapshot.archival)
+        of_all = None
+        if snapshot.partial is not None:
+            counted = self.shown.summary.archival_count if self.shown else None
+            of_all = -1 if counted is None else counted
         self.archival_pane.set_title(
-            total, None if rows is None else len(rows), min(snapshot.window_start, total)
+            total, None if rows is None else len(rows), min(snapshot.window_start, total), of_all
         )
 
     def _clear_fresh(self) -> None:

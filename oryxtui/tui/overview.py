@@ -29,8 +29,18 @@ class AgentMemory:
     snapshot: MemorySnapshot | None
 
 
-def load_agent(workspace: Workspace, service: MemoryService, name: str | None) -> AgentMemory:
-    """Read AGENT.md and memory; a problem with either becomes a message, never an exception."""
+def load_agent(
+    workspace: Workspace,
+    service: MemoryService,
+    name: str | None,
+    newest_bytes: int | None = None,
+    census: bool = True,
+) -> AgentMemory:
+    """Read AGENT.md and memory; a problem with either becomes a message, never an exception.
+
+    A file bigger than `newest_bytes` gives only its newest entries; then `census` says whether
+    to count all of them now (counts stay None otherwise: `take_census` later).
+    """
     problems: list[str] = []
     description = ""
     if name is not None:
@@ -40,13 +50,15 @@ def load_agent(workspace: Workspace, service: MemoryService, name: str | None) -
             problems.append(str(exc))
     snapshot = None
     try:
-        snapshot = service.snapshot(name)
+        snapshot = service.snapshot(name, newest_bytes)
     except OryxError as exc:
         problems.append(str(exc))
     if snapshot is not None and snapshot.warning:
         problems.append(snapshot.warning)
-    lost = 0
-    if snapshot is not None and not snapshot.blank_file:
+    lost, archival_count = 0, len(snapshot.archival) if snapshot else None
+    if snapshot is not None and snapshot.partial is not None:
+        archival_count, lost = take_census(service, name) if census else (None, 0)
+    elif snapshot is not None and not snapshot.blank_file:
         try:
             lost = len(service.lost(name))
         except OryxError as exc:
@@ -54,10 +66,18 @@ def load_agent(workspace: Workspace, service: MemoryService, name: str | None) -
     summary = AgentSummary(
         name=name,
         core_count=len(snapshot.core) if snapshot else None,
-        archival_count=len(snapshot.archival) if snapshot else None,
+        archival_count=archival_count,
         description=description,
         lost_count=lost,
         # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
         error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
     )
     return AgentMemory(summary, snapshot)
+
+
+def take_census(service: MemoryService, name: str | None) -> tuple[int | None, int]:
+    """All archival entries and the lost ones of a big file, counted in bounded memory."""
+    try:
+        return service.count_archival(name), len(service.lost(name))
+    except OryxError:
+        return None, 0  # the next load reports the problem

@@ -34,8 +34,18 @@ class MemoryPane(Vertical):
     def view(self) -> EntryView:
         return self.query_one(EntryView)
 
-    def set_title(self, total: int, shown: int | None = None, outside: int = 0) -> None:
-        parts = [self.title, str(total) if shown is None else f"{shown} of {total} match"]
+    def set_title(
+        self, total: int, shown: int | None = None, outside: int = 0, of_all: int | None = None
+    ) -> None:
+        """`of_all`: the entries are only the newest of a big file, which holds this many
+        (-1 while they are still being counted)."""
+        count = str(total) if shown is None else f"{shown} of {total} match"
+        if of_all is not None:
+            newest = (
+                f"newest {total:,}" if shown is None else f"{shown:,} of the newest {total:,} match"
+            )
+            count = newest + (" · counting all…" if of_all < 0 else f" of {of_all:,}")
+        parts = [self.title, count]
         if outside:
             parts.append(f"{NOT_INJECTED} {outside} not injected")
         self.border_title = " · ".join(parts)
