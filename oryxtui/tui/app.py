@@ -230,6 +230,8 @@ class OryxApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Before the first layout, so the first frame is already the right one.
+        self.dashboard.set_class(self.size.width < NARROW_WIDTH, "narrow")
         if self.settings.tui.keymap:
             self.set_keymap(self.settings.tui.keymap)
         self.dashboard.query_one("#archival-filter", Input).display = False

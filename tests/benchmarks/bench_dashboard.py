@@ -2,8 +2,9 @@
 
 - live reload: an atomic rename of MEMORY.md → the new entry applied to the archival pane, over 50
   writes; baseline: raw watchfiles latency for the same kind of write with the same step/debounce.
-- cold start: 50 agents, the first with 100,000 archival entries → first paint, and → the big
-  agent's entries shown; a key press while the big file loads; baseline: a minimal Textual app.
+- cold start: 50 agents, the first with 100,000 archival entries → first frame, and → the big
+  agent's entries shown; a key press while the big file loads; the demo workspace → first frame
+  and settled; baselines: a minimal Textual app, and the same widgets on an empty workspace.
 - burst: 100 saves within ~1 s → how many reloads the dashboard ran for that agent.
 
 Run: python tests/benchmarks/bench_dashboard.py
@@ -16,6 +17,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -24,6 +26,7 @@ from timing import summarize
 from watchfiles import awatch
 
 from oryxtui.config import Settings
+from oryxtui.demo import create_demo_workspace
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
@@ -99,11 +102,22 @@ class MinimalApp(App[None]):
         yield Static("hello")
 
 
-async def _first_paint(app: App) -> float:
+async def _start(app: App) -> tuple[float, float]:
+    """(first frame, settled) in ms: `run_test` hands over once the first frame is drawn;
+    `pause()` then waits until every message the start-up caused has been handled."""
     started = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
+        first_frame = (time.perf_counter() - started) * 1000
         await pilot.pause()
-        return (time.perf_counter() - started) * 1000
+        return first_frame, (time.perf_counter() - started) * 1000
+
+
+async def _starts(make: Callable[[], App], runs: int = 5) -> dict[str, dict[str, float]]:
+    results = [await _start(make()) for _ in range(runs)]
+    return {
+        "first_frame": summarize([frame for frame, _ in results]),
+        "settled": summarize([settled for _, settled in results]),
+    }
 
 
 async def cold_start(root: Path) -> dict[str, object]:
@@ -111,14 +125,17 @@ async def cold_start(root: Path) -> dict[str, object]:
     _agent(workspace, "agent-00", 100_000)
     for index in range(1, 50):
         _agent(workspace, f"agent-{index:02d}", 20)
+    demo, _ = create_demo_workspace(root / "demo")
+    empty = init_workspace(root / "empty")
     size = (workspace.agents_dir / "agent-00" / "MEMORY.md").stat().st_size
-    baseline = [await _first_paint(MinimalApp()) for _ in range(5)]
+    baseline = await _starts(MinimalApp)
+    skeleton = await _starts(lambda: OryxApp(empty, Settings(), watch=False))
+    demo_start = await _starts(lambda: OryxApp(demo, Settings()))
     first_paint, entries_shown, key_latency = [], [], []
     for _ in range(5):
         app = OryxApp(workspace, Settings())
         started = time.perf_counter()
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
             first_paint.append((time.perf_counter() - started) * 1000)
             # A key press while the big file may still be loading: the filter box opens.
             pressed = time.perf_counter()
@@ -133,7 +150,9 @@ async def cold_start(root: Path) -> dict[str, object]:
         "first_paint": summarize(first_paint),
         "big_agent_entries_shown": summarize(entries_shown),
         "key_press_while_loading": summarize(key_latency),
-        "baseline_minimal_textual_app_first_paint": summarize(baseline),
+        "demo_workspace": demo_start,
+        "baseline_minimal_textual_app": baseline,
+        "baseline_same_widgets_empty_workspace": skeleton,
     }
 
 

@@ -1,5 +1,7 @@
-"""Throughput with 8 concurrent writer processes, and the dashboard's peak memory with 100,000
-archival entries (each in a fresh process; baseline: a minimal Textual app). Prints JSON.
+"""Throughput with 8 concurrent writer processes; the dashboard's peak memory with 100,000
+archival entries (baseline: a minimal Textual app); and one MEMORY.md of a million entries: the
+dashboard opening it, the CLI recalling and saving in it (baselines: parsing the whole file in a
+bare process, and `grep -i`). Every figure comes from a fresh process. Prints JSON.
 
 Run: python tests/benchmarks/bench_scale.py
 """
@@ -12,6 +14,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from timing import summarize
 
 REPO = Path(__file__).resolve().parents[2]
 WRITERS = 8
@@ -125,10 +129,97 @@ def peak_memory(root: Path) -> dict[str, object]:
     }
 
 
+MILLION_DASHBOARD = (
+    PEAK
+    + """
+import asyncio, json, sys, time
+from pathlib import Path
+from oryxtui.config import Settings
+from oryxtui.tui.app import OryxApp
+from oryxtui.workspace import Workspace
+
+async def main():
+    started = time.perf_counter()
+    app = OryxApp(Workspace(Path(sys.argv[1])), Settings(), watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        while app.shown is None or app.shown.summary.name != "big":
+            await pilot.pause(0.01)
+        shown = time.perf_counter() - started
+        shown_peak = PEAK()
+        while app.summaries["big"].archival_count is None:
+            await pilot.pause(0.02)
+        counted = time.perf_counter() - started
+        rows = app.archival_pane.view.row_count
+    print(json.dumps({"newest_shown_s": shown, "peak_mb_when_shown": shown_peak,
+                      "all_counted_s": counted, "rows_shown": rows, "peak_mb": PEAK()}))
+asyncio.run(main())
+"""
+)
+
+WHOLE_PARSE = (
+    PEAK
+    + """
+import json, sys, time
+from pathlib import Path
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import Workspace
+started = time.perf_counter()
+snapshot = MemoryService.open(Workspace(Path(sys.argv[1])), Settings()).snapshot("big")
+print(json.dumps({"s": time.perf_counter() - started, "entries": len(snapshot.archival),
+                  "peak_mb": PEAK()}))
+"""
+)
+
+
+def _timed(command: list[str], runs: int = 3) -> dict[str, float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=REPO, capture_output=True, check=True)
+        samples.append((time.perf_counter() - started) * 1000)
+    return summarize(samples)
+
+
+def million(root: Path) -> dict[str, object]:
+    workspace = _workspace(root / "million", 1_000_000)
+    memory = workspace / "agents" / "big" / "MEMORY.md"
+    oryxtui = str(Path(sys.executable).parent / "oryxtui")
+    base = [oryxtui, "memory"]
+    where = ["--root", str(workspace), "--agent", "big"]
+    dashboard = subprocess.run(
+        [sys.executable, "-c", MILLION_DASHBOARD, str(workspace)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    whole = subprocess.run(
+        [sys.executable, "-c", WHOLE_PARSE, str(workspace)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {
+        "file_bytes": memory.stat().st_size,
+        "dashboard": json.loads(dashboard.stdout),
+        "baseline_whole_file_parsed": json.loads(whole.stdout),
+        "cli_recall": _timed([*base, "recall", *where, "entry 999999 "]),
+        "baseline_grep_i": _timed(["grep", "-ci", "entry 999999 ", str(memory)]),
+        "cli_save": _timed([*base, "save", *where, "one more"]),
+        "baseline_cli_startup": _timed([oryxtui, "--help"]),
+    }
+
+
 def run() -> dict[str, object]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        return {"throughput": throughput(root), "peak_memory": peak_memory(root)}
+        return {
+            "throughput": throughput(root),
+            "peak_memory": peak_memory(root),
+            "million_entries": million(root),
+        }
 
 
 if __name__ == "__main__":
