@@ -70,9 +70,14 @@ def test_save_with_keys_then_read_it_from_screen_and_file(
     terminal.wait(lambda: "Save to agent atlas" in terminal.screen(), "the save modal")
     terminal.keys("entry typed in tmux [/bold]", literal=True)
     terminal.keys("Enter")
-    terminal.wait(lambda: "Archival · 6" in terminal.screen(), "the new entry on screen")
-    screen = terminal.screen()
-    assert "entry typed in tmux [/bold]" in screen, screen
+    # The rows and the pane's title can reach the terminal in two frames: wait for both.
+    terminal.wait(
+        lambda: (
+            "Archival · 6" in (screen := terminal.screen())
+            and "entry typed in tmux [/bold]" in screen
+        ),
+        "the new entry on screen",
+    )
     assert (
         memory_file.read_text(encoding="utf-8")
         .rstrip("\n")
@@ -80,8 +85,10 @@ def test_save_with_keys_then_read_it_from_screen_and_file(
     )
     # A write by another process shows up without a key press.
     run_oryxtui("memory", "save", "--root", str(tmp_path / "demo"), "--agent", "atlas", "from cli")
-    terminal.wait(lambda: "Archival · 7" in terminal.screen(), "the external write")
-    assert "from cli" in terminal.screen()
+    terminal.wait(
+        lambda: "Archival · 7" in (screen := terminal.screen()) and "from cli" in screen,
+        "the external write",
+    )
     terminal.keys("q")
     terminal.wait(lambda: "Archival" not in terminal.screen(), "the dashboard to quit")
 
@@ -139,7 +146,8 @@ def test_editor_key_hands_the_file_over_and_reloads_after(
     terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
     terminal.keys("e")
     terminal.wait(lambda: "written in the editor" in terminal.screen(), "the edit on screen")
-    assert "Archival · 6" in terminal.screen()
+    # The rows and the pane's title can reach the terminal in two frames.
+    terminal.wait(lambda: "Archival · 6" in terminal.screen(), "the new count")
     memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
     assert memory_file.read_text(encoding="utf-8").endswith("written in the editor\n")
 
@@ -169,8 +177,13 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal.keys("remember that the deploy window is Tuesday 14:00", literal=True)
     terminal.keys("Enter")
     terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
-    terminal.wait(lambda: "Archival · 7" in terminal.screen(), "the entry and its footprint")
-    assert "the deploy window is Tuesday 14:00" in terminal.screen()
+    terminal.wait(
+        lambda: (
+            "Archival · 7" in (screen := terminal.screen())
+            and "the deploy window is Tuesday 14:00" in screen
+        ),
+        "the entry and its footprint",
+    )
     terminal.keys("Escape")
     terminal.wait(lambda: "Save" in terminal.screen().splitlines()[-1], "focus back on the panes")
     terminal.keys("p")

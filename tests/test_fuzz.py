@@ -16,9 +16,11 @@ from oryxtui.agent.sessions import SessionStore
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.cli import main
 from oryxtui.config import Settings, load_settings
+from oryxtui.demo import create_demo_workspace
 from oryxtui.errors import AgentDefinitionError, ConfigError, MemoryWriteError
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
+from tests.support import run_oryxtui
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -152,3 +154,35 @@ def test_memory_file_bytes(tmp_path_factory: pytest.TempPathFactory, raw: bytes)
         e.line for e in before.archival
     ]
     assert after.archival[-1].content == "fuzz entry"
+
+
+def memory_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("MEMORY.md"))}
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    command=st.sampled_from([["memory"], ["memory", "show"], ["memory", "recall"], ["prompt"]])
+    | st.sampled_from([["memory", "save"], ["memory", "doctor"], ["chat"]]),
+    rest=st.lists(st.one_of(CLI_TOKENS, st.text(max_size=12)), max_size=5),
+    stdin=st.text(max_size=200),
+)
+def test_the_real_executable_with_bad_arguments(
+    tmp_path_factory: pytest.TempPathFactory, command: list[str], rest: list[str], stdin: str
+) -> None:
+    """The installed `oryxtui` in its own process: a clear answer within the timeout, never a
+    traceback, and no memory file touched by a command that only reads."""
+    root = tmp_path_factory.mktemp("fuzz-exe")
+    create_demo_workspace(root)
+    before = memory_bytes(root)
+    argv = [arg.replace("\x00", "") for arg in [*command, *rest]]  # exec cannot pass NUL
+    if "init" in argv:
+        return
+    result = run_oryxtui(*argv, cwd=root, stdin=stdin)  # times out (fails) after 60 s
+    assert result.returncode in (0, 1, 2), result.stderr
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    if result.returncode:
+        assert result.stderr.strip(), "a failure must say why"
+    writes = {"save", "chat", "--restore"} & set(argv)
+    if not writes:
+        assert memory_bytes(root) == before

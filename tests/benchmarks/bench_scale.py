@@ -172,6 +172,13 @@ print(json.dumps({"s": time.perf_counter() - started, "entries": len(snapshot.ar
 )
 
 
+def _json_of(script: str, *args: str) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stdout)
+
+
 def _timed(command: list[str], runs: int = 3) -> dict[str, float]:
     samples = []
     for _ in range(runs):
@@ -187,24 +194,10 @@ def million(root: Path) -> dict[str, object]:
     oryxtui = str(Path(sys.executable).parent / "oryxtui")
     base = [oryxtui, "memory"]
     where = ["--root", str(workspace), "--agent", "big"]
-    dashboard = subprocess.run(
-        [sys.executable, "-c", MILLION_DASHBOARD, str(workspace)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    whole = subprocess.run(
-        [sys.executable, "-c", WHOLE_PARSE, str(workspace)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
     return {
         "file_bytes": memory.stat().st_size,
-        "dashboard": json.loads(dashboard.stdout),
-        "baseline_whole_file_parsed": json.loads(whole.stdout),
+        "dashboard": _json_of(MILLION_DASHBOARD, str(workspace)),
+        "baseline_whole_file_parsed": _json_of(WHOLE_PARSE, str(workspace)),
         "cli_recall": _timed([*base, "recall", *where, "entry 999999 "]),
         "baseline_grep_i": _timed(["grep", "-ci", "entry 999999 ", str(memory)]),
         "cli_save": _timed([*base, "save", *where, "one more"]),

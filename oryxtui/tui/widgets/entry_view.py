@@ -131,8 +131,11 @@ class EntryView(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, len(self.rows))
         # Entries can arrive before the first layout: keep the cursor row in sight once sized.
-        if 0 <= self.cursor < len(self.rows):
-            self.call_after_refresh(self.scroll_to_region_if_needed, self.cursor)
+        self.call_after_refresh(self._cursor_in_sight)
+
+    def _cursor_in_sight(self) -> None:
+        if 0 <= self.cursor < len(self.rows):  # the cursor as it is then, not as it was
+            self.scroll_to_region_if_needed(self.cursor)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
