@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, parse
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
@@ -120,3 +121,54 @@ def test_a_million_entries_open_with_the_newest_part(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert [b.scope for b in bodies] == [Scope.CORE, Scope.ARCHIVAL]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=memory_texts,
+    scope=st.sampled_from(list(Scope)),
+    chunk=st.integers(min_value=1, max_value=40),
+    undecodable=st.booleans(),
+)
+def test_a_save_into_a_big_file_writes_the_bytes_of_the_whole_file_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, scope: Scope, chunk, undecodable
+) -> None:
+    monkeypatch.setattr(sections, "CHUNK_BYTES", chunk)
+    raw = text.encode("utf-8") + (b"\n- \xff broken\n" if undecodable else b"")
+    results = []
+    for large_file_bytes in (1 << 40, 0):
+        root = tmp_path / str(large_file_bytes)
+        path = write_global_memory(root, "")
+        path.write_bytes(raw)
+        store = MarkdownMemoryStore(Workspace(root))
+        store.large_file_bytes = large_file_bytes
+        store.settle_seconds = 0.001
+        try:
+            store.append(None, "2026-07-22 09:30:00", "the new one", scope)
+        except MemoryWriteError as exc:
+            results.append(("refused", str(exc).replace(str(root), "<root>"), path.read_bytes()))
+        else:
+            results.append(("saved", path.read_bytes()))
+    assert results[1] == results[0]
+    assert results[0][0] == ("refused" if undecodable else "saved")
+
+
+def test_a_save_into_a_million_entries_does_not_read_the_file_whole(tmp_path: Path) -> None:
+    path = write_global_memory(tmp_path, "")
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        out.write(f"{CORE_HEADER}\r\n- core\r\n{ARCHIVAL_HEADER}\r\n")
+        out.writelines(f"- [2026-07-22 09:30:00] entry {i}\r\n" for i in range(1_000_000))
+        out.write("\r\n## Appendix\r\nkept as it is\r\n")
+    size = path.stat().st_size
+    store = MarkdownMemoryStore(Workspace(tmp_path))
+    store.append(None, "2026-07-22 10:00:00", "newest", Scope.ARCHIVAL)
+    store.append(None, "2026-07-22 10:00:01", "new core", Scope.CORE)
+    assert not store._cache  # never read whole
+    newest, core = b"- [2026-07-22 10:00:00] newest\r\n", b"- [2026-07-22 10:00:01] new core\r\n"
+    with open(path, "rb") as handle:
+        assert handle.read(200).startswith(f"{CORE_HEADER}\r\n- core\r\n".encode() + core)
+        handle.seek(-80, 2)
+        assert handle.read().endswith(
+            b"entry 999999\r\n" + newest + b"\r\n## Appendix\r\nkept as it is\r\n"
+        )
+    assert path.stat().st_size == size + len(newest) + len(core)

@@ -14,6 +14,7 @@ import errno
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 _AT_FDCWD = -100
@@ -61,12 +62,14 @@ def exchange(first: Path | str, second: Path | str) -> bool:
     raise OSError(code, os.strerror(code), str(second))
 
 
-def write_temp(path: Path, data: bytes, prefix: str, suffix: str) -> Path:
-    """`data` in a new fsynced file beside `path`, with `path`'s permissions."""
+def write_temp(path: Path, chunks: Iterable[bytes], prefix: str, suffix: str) -> Path:
+    """The chunks in a new fsynced file beside `path`, with `path`'s permissions; nothing is
+    left behind if producing a chunk fails."""
     descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=suffix)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            for data in chunks:
+                handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         try:

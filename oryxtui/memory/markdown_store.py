@@ -348,12 +348,15 @@ class MarkdownMemoryStore:
         self._remove_stale_temp_files(path.parent)
         for _ in range(_MAX_ATTEMPTS):
             self.workspace.check_write_target(path)
+            if len(entries) == 1:
+                done = self._append_to_large(path, entries[0])
+                if done is not None:
+                    if done:
+                        return
+                    continue
             loaded = self.read(path)
             if loaded.undecodable:
-                raise MemoryWriteError(
-                    f"{path} is not valid UTF-8, so saving into it could destroy bytes; "
-                    "nothing was written — fix the file's encoding first."
-                )
+                raise _undecodable(path)
             if loaded.signature != _MISSING and not loaded.text:
                 # Empty: perhaps an editor that truncates, then writes, is half way through.
                 time.sleep(self.settle_seconds)
@@ -363,7 +366,7 @@ class MarkdownMemoryStore:
             new_text = loaded.document.with_entry(first.line, first.scope)
             for entry in rest:  # only a restore adds several at once
                 new_text = parse(new_text).with_entry(entry.line, entry.scope)
-            temp = write_temp(path, new_text.encode("utf-8"), _TEMP_PREFIX, _TEMP_SUFFIX)
+            temp = write_temp(path, [new_text.encode("utf-8")], _TEMP_PREFIX, _TEMP_SUFFIX)
             # Someone who ignores the lock (an editor, upstream) may have replaced the file since
             # we read it: then re-read and redo, so their edit is never overwritten.
             if stat_signature(path) != loaded.signature:
@@ -375,7 +378,31 @@ class MarkdownMemoryStore:
             f"{path} kept changing while saving; nothing was written — try again."
         )
 
-    def _put_in_place(self, temp: Path, path: Path, read: StatSignature, text: str) -> bool:
+    def _append_to_large(self, path: Path, entry: MemoryEntry) -> bool | None:
+        """A big file is copied into the new one with the entry spliced in, never held whole:
+        the bytes are exactly those of the whole-file path. True when saved, False to redo (the
+        file changed meanwhile), None when this does not apply (a small file, a file already
+        parsed in the cache, no heading for the entry's section yet)."""
+        with self._large(path, self.large_file_bytes) as large:
+            if not large:
+                return None
+            fd, size = large
+            read = _signature(os.fstat(fd))
+            place = sections.insertion_point(fd, size, entry.scope)
+            if place is None:
+                return None
+            line = (entry.line + place.eol).encode("utf-8")
+            try:
+                chunks = sections.copy_with(fd, size, place, line)
+                temp = write_temp(path, chunks, _TEMP_PREFIX, _TEMP_SUFFIX)
+            except UnicodeDecodeError:
+                raise _undecodable(path) from None
+        if stat_signature(path) != read:
+            os.unlink(temp)
+            return False
+        return self._put_in_place(temp, path, read, None)
+
+    def _put_in_place(self, temp: Path, path: Path, read: StatSignature, text: str | None) -> bool:
         """Make `temp` the file at `path`, unless an outside save lands at this very instant.
 
         False means `path` holds the outside writer's file, untouched, and the caller redoes.
@@ -388,7 +415,7 @@ class MarkdownMemoryStore:
         # Remember what we wrote, saving the next save a re-read, only if nobody has touched it
         # since (an editor that truncates in place may already be at work on it): the signature
         # is taken from the file itself, as another file may already be at `path`.
-        if placed[:3] == written[:3]:
+        if text is not None and placed[:3] == written[:3]:
             self._remember(path, LoadedFile(placed, text, False))
         return True
 
@@ -435,3 +462,10 @@ class MarkdownMemoryStore:
                 if entry.name.startswith(_TEMP_PREFIX) and entry.name.endswith(_TEMP_SUFFIX):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry.path)
+
+
+def _undecodable(path: Path) -> MemoryWriteError:
+    return MemoryWriteError(
+        f"{path} is not valid UTF-8, so saving into it could destroy bytes; "
+        "nothing was written — fix the file's encoding first."
+    )

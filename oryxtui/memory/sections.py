@@ -8,6 +8,7 @@ same parser with the heading of its section in front, so every answer is the one
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -169,3 +170,77 @@ def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str
     for body in section_bodies(fd, size):
         for lines in body_lines(fd, body, errors=errors):
             yield body.scope, lines
+
+
+def _is_entry(line: bytes) -> bool:
+    text = line.decode("utf-8", errors="replace").removesuffix("\r")
+    return bool(text) and not text.isspace()
+
+
+def _last_entry_end(fd: int, body: Body) -> int | None:
+    """Where the body's last entry line ends (its line break, or the file's end); None if the
+    body holds only blank lines. Reads backwards, a chunk at a time."""
+    position, carry = body.end, b""
+    while position > body.start:
+        start = max(body.start, position - CHUNK_BYTES)
+        data = os.pread(fd, position - start, start) + carry
+        lines = data.split(b"\n")
+        whole_from = 0 if start == body.start else 1  # lines[0] may begin before `start`
+        end = start + len(data)
+        for line in reversed(lines[whole_from:]):
+            if _is_entry(line):
+                return end
+            end -= len(line) + 1
+        carry, position = (lines[0] if whole_from else b""), start
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Insertion:
+    """Where `MemoryDocument.with_entry` puts a new entry, in bytes: `text` goes in at `offset`."""
+
+    offset: int
+    before: bytes  # b"\n" when the line it follows ends the file without a line break
+    after: bytes  # b"\n" otherwise
+    eol: str  # "\r" in a CRLF file
+
+
+def insertion_point(fd: int, size: int, scope: Scope) -> Insertion | None:
+    """The place for a new `scope` entry: after that section's last entry line, or after its
+    heading (the first core heading, the last archival one). None when the file has no heading
+    for `scope` yet: then the whole-file path adds one."""
+    mine = [body for body in section_bodies(fd, size) if body.scope is scope]
+    if not mine:
+        return None
+    for body in reversed(mine):
+        line_end = _last_entry_end(fd, body)
+        if line_end is not None:
+            break
+    else:
+        heading = mine[0] if scope is Scope.CORE else mine[-1]
+        ends_with_break = os.pread(fd, 1, heading.start - 1) == b"\n"
+        line_end = heading.start - 1 if ends_with_break else heading.start
+    first_end = _line_end(fd, 0, size)
+    tail = os.pread(fd, 2, max(0, first_end - 2))  # the first line's last bytes
+    eol = "\r" if tail.removesuffix(b"\n").endswith(b"\r") else ""
+    if line_end < size:  # the line ends with a line break at `line_end`
+        return Insertion(line_end + 1, b"", b"\n", eol)
+    return Insertion(size, b"\n", b"", eol)
+
+
+def copy_with(fd: int, size: int, insertion: Insertion, text: bytes) -> Iterator[bytes]:
+    """The file's bytes with `text` put in at the insertion, chunk by chunk; raises
+    UnicodeDecodeError (before the end) when the file is not valid UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for start, stop in ((0, insertion.offset), (insertion.offset, size)):
+        position = start
+        while position < stop:
+            data = os.pread(fd, min(CHUNK_BYTES, stop - position), position)
+            if not data:
+                break
+            decoder.decode(data)
+            position += len(data)
+            yield data
+        if start == 0:
+            yield insertion.before + text + insertion.after
+    decoder.decode(b"", final=True)
