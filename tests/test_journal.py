@@ -73,6 +73,27 @@ def test_a_torn_journal_line_is_skipped(workspace: Workspace, service: MemorySer
     assert service.lost("a") == []
     records = (folder / "MEMORY.md.journal").read_text().splitlines()
     assert json.loads(records[0])["line"].endswith("] one")
+    # The next save starts a line of its own, so it is not glued to the torn one and lost.
+    stale = (folder / "MEMORY.md").read_text()
+    service.save("a", "two", "archival")
+    clobber(folder / "MEMORY.md", stale)
+    assert [e.content for e in service.lost("a")] == ["two"]
+
+
+def test_the_journal_is_read_on_from_where_it_was(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    folder = make_agent(workspace, "a")
+    for index in range(3):
+        service.save("a", f"first {index}", "archival")
+    stale = (folder / "MEMORY.md").read_text()
+    assert service.lost("a") == []
+    for index in range(3):
+        service.save("a", f"then {index}", "core")
+    clobber(folder / "MEMORY.md", stale)
+    assert [e.content for e in service.lost("a")] == ["then 0", "then 1", "then 2"]
+    (folder / "MEMORY.md.journal").unlink()  # a journal removed by hand: nothing to report
+    assert service.lost("a") == []
 
 
 def test_doctor_from_the_cli(tmp_path) -> None:

@@ -66,6 +66,15 @@ class LoadedFile:
         return parse(self.text)
 
 
+@dataclass
+class _Journal:
+    """What was read of a journal: its signature then, its entries, and the bytes consumed."""
+
+    signature: StatSignature
+    entries: list[MemoryEntry]
+    offset: int
+
+
 class MarkdownMemoryStore:
     name = "markdown"
 
@@ -77,7 +86,7 @@ class MarkdownMemoryStore:
         self.lock_timeout = lock_timeout
         self._cache: OrderedDict[Path, LoadedFile] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._journal_cache: dict[Path, tuple[StatSignature, list[MemoryEntry]]] = {}
+        self._journal_cache: dict[Path, _Journal] = {}
         # How long a file must stay unchanged before a restore writes to it.
         self.settle_seconds = 0.2
         # Bigger files are read in chunks for recall, lost and the prompt: bounded memory.
@@ -255,29 +264,43 @@ class MarkdownMemoryStore:
         if journal.is_symlink():
             raise MemoryWriteError(f"{journal} is a symbolic link; remove it.")
         record = json.dumps({"scope": entry.scope.value, "line": entry.line}, ensure_ascii=False)
-        with open(journal, "a", encoding="utf-8") as handle:
-            handle.write(record + "\n")
+        with open(journal, "a+b") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            # A writer killed mid-record leaves a torn line: start ours on a line of its own.
+            torn = size > 0 and os.pread(handle.fileno(), 1, size - 1) != b"\n"
+            handle.write((("\n" if torn else "") + record + "\n").encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
 
     def _journal_entries(self, path: Path) -> list[MemoryEntry]:
+        """Every journaled entry. The journal only grows, so only what was added since the last
+        call is read: a long-lived agent's journal can hold a great many saves."""
         journal = self.journal_path(path)
         signature = stat_signature(journal)
         cached = self._journal_cache.get(journal)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-        entries = []
+        if cached is not None and cached.signature == signature:
+            return cached.entries
+        # Same file, not shorter: read on from where the last call stopped; else from the start.
+        grown = (
+            cached is not None
+            and cached.signature[0] == signature[0]
+            and signature[1] >= cached.offset
+        )
+        entries, offset = (list(cached.entries), cached.offset) if grown and cached else ([], 0)
         try:
-            text = journal.read_text(encoding="utf-8", errors="replace")
+            with open(journal, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
         except FileNotFoundError:
-            text = ""
-        for raw in text.split("\n"):
+            data = b""
+        complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its line break
+        for raw in complete.decode("utf-8", errors="replace").split("\n"):
             try:
                 record = json.loads(raw)
                 entries.append(entry_from_line(str(record["line"]), Scope(record["scope"])))
             except (ValueError, KeyError, TypeError):
-                continue  # a torn last line from a killed writer, or noise: skip it
-        self._journal_cache[journal] = (signature, entries)
+                continue  # a torn line from a killed writer, or noise: skip it
+        self._journal_cache[journal] = _Journal(signature, entries, offset + len(complete))
         return entries
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
