@@ -39,7 +39,7 @@ class MemoryPane(Vertical):
     ) -> None:
         """`of_all`: the entries are only the newest of a big file, which holds this many
         (-1 while they are still being counted)."""
-        count = str(total) if shown is None else f"{shown} of {total} match"
+        count = f"{total:,}" if shown is None else f"{shown:,} of {total:,} match"
         if of_all is not None:
             newest = (
                 f"newest {total:,}" if shown is None else f"{shown:,} of the newest {total:,} match"
@@ -47,7 +47,7 @@ class MemoryPane(Vertical):
             count = newest + (" · counting all…" if of_all < 0 else f" of {of_all:,}")
         parts = [self.title, count]
         if outside:
-            parts.append(f"{NOT_INJECTED} {outside} not injected")
+            parts.append(f"{NOT_INJECTED} {outside:,} not injected")
         self.border_title = " · ".join(parts)
 
     @on(EntryView.CursorMoved)
