@@ -47,13 +47,20 @@ class AgentList(OptionList):
     """Attributes down: the app hands it summaries; it posts OptionList messages up."""
 
     def set_agents(self, summaries: Iterable[AgentSummary], changed: set[str | None]) -> None:
-        highlighted = self.highlighted_option.id if self.highlighted_option else None
+        """Show these agents. With the same agents in the same order, only the rows whose label
+        changed are redrawn: 500 agents' counts arrive in many batches."""
         width = max(16, self.scrollable_content_region.width or 26)
-        options = [
-            Option(agent_label(s, s.name in changed, width), id=option_id(s.name))
-            for s in summaries
-        ]
-        self.set_options(options)
-        ids = [option.id for option in options]
+        wanted = [(option_id(s.name), (s, s.name in changed, width)) for s in summaries]
+        ids = [option_id_ for option_id_, _ in wanted]
+        shown: dict[str, tuple[AgentSummary, bool, int]] = getattr(self, "_shown", {})
+        if ids == list(shown):
+            for index, (option_id_, key) in enumerate(wanted):
+                if shown[option_id_] != key:
+                    shown[option_id_] = key
+                    self.replace_option_prompt_at_index(index, agent_label(*key))
+            return
+        highlighted = self.highlighted_option.id if self.highlighted_option else None
+        self.set_options(Option(agent_label(*key), id=option_id_) for option_id_, key in wanted)
+        self._shown = dict(wanted)
         if highlighted in ids:
             self.highlighted = ids.index(highlighted)
