@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from oryxtui.errors import MemoryWriteError
@@ -37,6 +37,7 @@ def stores(root: Path) -> tuple[MarkdownMemoryStore, MarkdownMemoryStore]:
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(text="## 归档记忆\n0\n## 归档记忆\nࠀ", keyword="a", newest=2, chunk=40)
 @given(
     text=memory_texts,
     keyword=keywords,

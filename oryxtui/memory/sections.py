@@ -154,7 +154,8 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
                 older += start - body.start
                 cut = start
             kept.append(_lines_of(Scope.ARCHIVAL, os.pread(fd, body.end - start, start)))
-            budget -= body.end - start
+            # Once a body is cut, every older body is left out, even if the cut kept nothing.
+            budget = 0 if start > body.start else budget - (body.end - start)
     except UnicodeDecodeError:
         return None
     lines = [line for piece in reversed(kept) for line in piece]
