@@ -95,31 +95,26 @@ def _lines_of(scope: Scope, data: bytes, errors: str = "strict") -> list[str]:
     return document.core_lines if scope is Scope.CORE else document.archival_lines
 
 
-def chunks(
-    fd: int, body: Body, start: int | None = None, end: int | None = None
-) -> Iterator[bytes]:
-    """Whole-line pieces of at most ~CHUNK_BYTES of `body` between `start` and `end`."""
-    position, stop = body.start if start is None else start, body.end if end is None else end
-    while position < stop:
-        data = os.pread(fd, min(CHUNK_BYTES, stop - position), position)
+def chunks(fd: int, body: Body) -> Iterator[bytes]:
+    """`body` in whole-line pieces of about CHUNK_BYTES (a longer line comes whole)."""
+    position = body.start
+    while position < body.end:
+        data = os.pread(fd, min(CHUNK_BYTES, body.end - position), position)
         if not data:
             return
-        if position + len(data) < stop:
+        if position + len(data) < body.end:
             cut = data.rfind(b"\n")
             if cut >= 0:
                 data = data[: cut + 1]
             else:  # one line longer than a chunk: read on to its end
-                end = _line_end(fd, position, stop)
-                data = os.pread(fd, end - position, position)
+                data = os.pread(fd, _line_end(fd, position, body.end) - position, position)
         position += len(data)
         yield data
 
 
-def body_lines(
-    fd: int, body: Body, start: int | None = None, end: int | None = None, errors: str = "strict"
-) -> Iterator[list[str]]:
-    """The entry lines of (part of) `body`, chunk by chunk (`errors` as for bytes.decode)."""
-    for data in chunks(fd, body, start, end):
+def body_lines(fd: int, body: Body, errors: str) -> Iterator[list[str]]:
+    """The entry lines of `body`, chunk by chunk (`errors` as for bytes.decode)."""
+    for data in chunks(fd, body):
         yield _lines_of(body.scope, data, errors)
 
 
@@ -130,7 +125,6 @@ class Tail:
     core_lines: list[str]
     archival_lines: list[str]
     older_bytes: int
-    cut: int  # where the newest part starts (a line start inside the first body read in part)
 
 
 def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
@@ -143,7 +137,7 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
     try:
         core = [line for b in bodies if b.scope is Scope.CORE for line in _whole(fd, b)]
         kept: list[list[str]] = []
-        budget, older, cut = newest_bytes, 0, 0
+        budget, older = newest_bytes, 0
         for body in reversed(archival):
             if budget <= 0:
                 older += body.end - body.start
@@ -152,14 +146,13 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
             if body.end - body.start > budget:
                 start = _line_end(fd, body.end - budget, body.end)
                 older += start - body.start
-                cut = start
             kept.append(_lines_of(Scope.ARCHIVAL, os.pread(fd, body.end - start, start)))
             # Once a body is cut, every older body is left out, even if the cut kept nothing.
             budget = 0 if start > body.start else budget - (body.end - start)
     except UnicodeDecodeError:
         return None
     lines = [line for piece in reversed(kept) for line in piece]
-    return Tail(core, lines, older, cut)
+    return Tail(core, lines, older)
 
 
 def _whole(fd: int, body: Body) -> list[str]:
@@ -169,7 +162,7 @@ def _whole(fd: int, body: Body) -> list[str]:
 def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str]]]:
     """Every entry line of the file, section by section, chunk by chunk."""
     for body in section_bodies(fd, size):
-        for lines in body_lines(fd, body, errors=errors):
+        for lines in body_lines(fd, body, errors):
             yield body.scope, lines
 
 
