@@ -57,6 +57,8 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
     assert "entry number 000" not in archival_part
     snapshot = memory.snapshot("alpha")
     assert len(snapshot.archival) == listed(memory, 500)
+    assert memory.count_archival("alpha") == listed(memory, 500)
+    assert memory.count_archival("beta") == 0
     assert snapshot.window_start > 0
     assert snapshot.archival[snapshot.window_start].content in archival_part
     assert snapshot.archival[snapshot.window_start - 1].content not in archival_part

@@ -128,7 +128,15 @@ class SqliteMemoryStore:
         )
 
     def count_archival(self, agent: str | None) -> int:
-        return len(self.entries(agent).archival)
+        (count,) = (
+            self._connection()
+            .execute(
+                "SELECT count(*) FROM memory_entries WHERE agent_name = ? AND scope = ?",
+                (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
+            )
+            .fetchone()
+        )
+        return int(count)
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         return []  # no outside editor rewrites this store behind oryxtui's back
