@@ -46,13 +46,18 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
 class AgentList(OptionList):
     """Attributes down: the app hands it summaries; it posts OptionList messages up."""
 
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        # What each row was drawn from, by option id, in order: (summary, changed, width).
+        self._shown: dict[str, tuple[AgentSummary, bool, int]] = {}
+
     def set_agents(self, summaries: Iterable[AgentSummary], changed: set[str | None]) -> None:
         """Show these agents. With the same agents in the same order, only the rows whose label
         changed are redrawn: 500 agents' counts arrive in many batches."""
         width = max(16, self.scrollable_content_region.width or 26)
         wanted = [(option_id(s.name), (s, s.name in changed, width)) for s in summaries]
         ids = [option_id_ for option_id_, _ in wanted]
-        shown: dict[str, tuple[AgentSummary, bool, int]] = getattr(self, "_shown", {})
+        shown = self._shown
         if ids == list(shown):
             for index, (option_id_, key) in enumerate(wanted):
                 if shown[option_id_] != key:
