@@ -139,15 +139,6 @@ class MemoryDocument:
     def render(self) -> str:
         return "\n".join(self.lines)
 
-    def clean(self, row: int) -> str:
-        """The text of line `row` without its CR (and without the BOM on the first line)."""
-        line = self.lines[row]
-        if line.endswith("\r"):
-            line = line[:-1]
-        if row == 0 and line.startswith(BOM):
-            line = line[1:]
-        return line
-
     @cached_property
     def core_lines(self) -> list[str]:
         return self._clean_lines(self.core_spans)
@@ -157,11 +148,11 @@ class MemoryDocument:
         return self._clean_lines(self.archival_spans)
 
     def _clean_lines(self, spans: list[tuple[int, int]]) -> list[str]:
+        """The lines of `spans` without their CR. (Row 0, which may carry a BOM, is never an
+        entry: a section starts only after its heading.)"""
         lines: list[str] = []
         for start, stop in spans:
             lines += self.lines[start:stop]
-        if spans and spans[0][0] == 0:
-            lines[0] = self.clean(0)
         if self.has_cr:  # CRLF files: the slow, exact way
             lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         return lines
