@@ -76,6 +76,11 @@ async def test_the_session_history_comes_back_when_the_agent_is_selected(
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
         await pilot.press("c", *"what do you remember about question 7", "enter")
+        # Wait for the reply itself: the input can still be enabled before the turn has begun.
+        await wait_for(
+            pilot,
+            lambda: any("answer number 7" in m.source for m in app.chat_pane.query(Markdown)),
+        )
         await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
     again = make_app(demo_workspace)
     async with again.run_test(size=(160, 45)) as pilot:
