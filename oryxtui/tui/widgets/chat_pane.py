@@ -59,17 +59,20 @@ class ChatPane(Vertical):
 
     async def show_history(self, messages: Sequence[ChatMessage], model: str) -> None:
         """A fresh log with the session's past user and assistant messages."""
-        await self.log.remove_children()
+        # Every child is looked up before the first await: the app may be closing by the time
+        # the log is rebuilt, and then only the log's own (no-op) mounting may run.
+        log = self.log
+        self.model = model
+        self.set_status(f"model: {model}")
+        await log.remove_children()
         widgets = []
         for message in messages[-40:]:
             if message.role == "user":
                 widgets.append(Static(Text(display_text(message.content)), classes="chat-user"))
             elif message.role == "assistant" and message.content:
                 widgets.append(Markdown(message.content, classes="chat-reply"))
-        await self.log.mount_all(widgets)
-        self.log.scroll_end(animate=False)
-        self.model = model
-        self.set_status(f"model: {model}")
+        await log.mount_all(widgets)
+        log.scroll_end(animate=False)
 
     @on(Input.Submitted, "#chat-input")
     def _send(self, event: Input.Submitted) -> None:
