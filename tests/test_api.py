@@ -97,6 +97,7 @@ def test_list_agents(client: httpx.Client, api_workspace: Workspace) -> None:
         "provider": "offline",
         "model": "qwen",
         "tools": ["save_memory"],
+        "has_agent_md": True,
     }
     (broken,) = [a for a in body["data"] if a["name"] == "broken"]
     assert "not valid YAML" in broken["error"]
@@ -142,7 +143,7 @@ def test_prompt_is_the_structured_prompt(client: httpx.Client) -> None:
         ("GET", "/api/v1/agents/..%2F..%2Fetc/memory", None, 404, ""),
         ("POST", "/api/v1/agents/ops/memory", {"content": "   "}, 400, "empty"),
         ("POST", "/api/v1/agents/ops/memory", {"content": "x", "scope": "episodic"}, 400, "scope"),
-        ("POST", "/api/v1/agents/ops/memory", {"content": "x" * 40_000}, 400, "32 KB"),
+        ("POST", "/api/v1/agents/ops/memory", {"content": "x" * 40_000}, 413, "32 KB"),
         ("POST", "/api/v1/agents/ops/memory", {"text": "x"}, 400, "JSON like"),
         ("GET", "/api/v1/agents/ops/memory/recall", None, 400, "keyword"),
         ("GET", "/api/v1/nothing", None, 404, "No such endpoint"),

@@ -1,0 +1,203 @@
+"""What the local API accepts, checked before any route runs or any body is read.
+
+A browser will send a "simple" cross-site POST (`text/plain`, no preflight) to 127.0.0.1 from
+any page, and a DNS-rebound name makes a page look same-origin. So, as Jupyter Server does for
+its loopback server: only known `Host` names are answered, a foreign `Origin` is refused, writes
+must be `application/json`, and a body is cut off at the limit before it is buffered.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+from h11 import IDLE
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+WILDCARD_BINDS = frozenset({"0.0.0.0", "::", "[::]", ""})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+HEADER_TIMEOUT_SECONDS = 10.0
+
+
+def host_name(host_header: str) -> str:
+    """`Host` without its port, lower-cased: `[::1]:8765` → `[::1]`, `LocalHost` → `localhost`."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def is_loopback(bind_host: str) -> bool:
+    name = bind_host.lower()
+    return name in LOOPBACK_NAMES or name in {"::1"} or name.startswith("127.")
+
+
+def allowed_host_names(bind_host: str, configured: Iterable[str]) -> frozenset[str] | None:
+    """Host names answered: loopback names, the bound address, and the configured ones; None
+    means any (a configured "*")."""
+    names = {name.strip().lower() for name in configured}
+    if "*" in names:
+        return None
+    bound = bind_host.lower()
+    if bound not in WILDCARD_BINDS:
+        names.add(f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound)
+    return frozenset(LOOPBACK_NAMES | {host_name(name) for name in names})
+
+
+def _refusal(status: int, message: str) -> tuple[dict[str, Any], bytes]:
+    body = {"code": status, "message": message, "data": None, "timestamp": int(time.time() * 1000)}
+    start = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+    }
+    return start, json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+class RequestGuard:
+    """The outermost ASGI layer: Host, Origin, Content-Type and body size, in the envelope."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: frozenset[str] | None,
+        cors_origins: Iterable[str],
+        max_body_bytes: int,
+    ) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+        self.cors_origins = frozenset(origin.rstrip("/").lower() for origin in cors_origins)
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]
+        }
+        problem = self._refused(scope, headers)
+        if problem is None and scope["type"] == "http" and scope["method"] in WRITE_METHODS:
+            problem = self._unacceptable_body(headers)
+            if problem is None:
+                body = await self._read_body(receive)
+                if body is None:
+                    problem = (413, self._too_large())
+                else:
+                    receive = _replay(body)
+        if problem is None:
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+        else:
+            start, body = _refusal(*problem)
+            await send(start)
+            await send({"type": "http.response.body", "body": body})
+
+    def _refused(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        host = headers.get("host", "")
+        if self.allowed_hosts is not None and host_name(host) not in self.allowed_hosts:
+            return 403, (
+                f"This server does not answer for the host name {host_name(host)!r}; "
+                "add it with --allow-host (or [api] allowed_hosts) if it is yours."
+            )
+        origin = headers.get("origin")
+        if origin is not None:
+            origin = origin.rstrip("/").lower()
+            own = f"{scope.get('scheme', 'http')}://{host.lower()}"
+            if origin != own and origin not in self.cors_origins:
+                return 403, (
+                    f"Requests from the web page origin {origin!r} are refused; "
+                    "allow it in [api] cors_origins if you trust it."
+                )
+        return None
+
+    def _unacceptable_body(self, headers: dict[str, str]) -> tuple[int, str] | None:
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            return 415, "Send the body as JSON, with Content-Type: application/json."
+        length = headers.get("content-length")
+        if length is not None and (
+            not length.strip().isdigit() or int(length) > self.max_body_bytes
+        ):
+            return 413, self._too_large()
+        return None
+
+    def _too_large(self) -> str:
+        return f"The body is over {self.max_body_bytes // 1024} KB; send less."
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        """The whole body, or None as soon as it passes the limit (the rest is never read)."""
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return bytes(body)  # the client went away; the app sees an empty request
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                return None
+            if not message.get("more_body", False):
+                return bytes(body)
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection that has not finished a request's
+    headers within HEADER_TIMEOUT_SECONDS (uvicorn itself waits forever: slowloris)."""
+
+    header_timeout = HEADER_TIMEOUT_SECONDS
+    _header_deadline = None
+
+    def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+        super().connection_made(transport)
+        self._arm_header_deadline()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.cycle is not None and self.conn.their_state is not IDLE:
+            self._disarm_header_deadline()  # a request's headers are in
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is IDLE:
+            self._arm_header_deadline()  # waiting for the next request on this connection
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        self._header_deadline = self.loop.call_later(self.header_timeout, self._too_slow)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _too_slow(self) -> None:
+        self._header_deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
