@@ -262,7 +262,8 @@ async def test_markup_and_escape_sequences_render_literally(demo_workspace: Work
         await pilot.press("down")
         await wait_for(pilot, lambda: loaded(app, "beta"))
         core_row = shown_text(app, "#core-view")[0]
-        assert "[/bold] [@click=app.quit]x[/] red  [b]bold?" in core_row
+        # Escape sequences are shown, never obeyed.
+        assert "[/bold] [@click=app.quit]x[/] ␛[31mred␛[0m ␛]0;title␇ [b]bold?" in core_row
         assert "\x1b" not in core_row
         assert "[red][/bold]" in shown_text(app, "#archival-view")[0]
         detail = str(app.query_one("#archival-detail").render())
