@@ -38,12 +38,12 @@ class MemoryEntry:
         return {"time": self.time, "content": self.content}
 
 
-_ENTRY_LINE = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?)\] ?(.*)", re.DOTALL)
+ENTRY_LINE = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?)\] ?(.*)", re.DOTALL)
 _OTHER_HEADING = re.compile(r"#{1,6}(?:\s|$)")
 
 
 def entry_from_line(line: str, scope: Scope) -> MemoryEntry:
-    match = _ENTRY_LINE.fullmatch(line)
+    match = ENTRY_LINE.fullmatch(line)
     if match:
         return MemoryEntry(scope, match[1], match[2], line)
     content = line[2:] if line.startswith("- ") else line
@@ -81,6 +81,13 @@ def entry_line(time: str, content: str) -> str:
     return f"- [{time}] {content}"
 
 
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?")
+
+
+def is_entry_time(text: str) -> bool:
+    return _TIME.fullmatch(text) is not None
+
+
 # Every line break str.splitlines() honours, every other control character except tab, and lone
 # surrogates (which cannot be encoded as UTF-8) become a space; then runs of spaces collapse.
 _FLATTEN = {code: " " for code in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]}
@@ -93,6 +100,14 @@ def sanitize_content(text: str) -> str:
     """Flatten `text` to one safe line: it can never forge a section header or an entry."""
     flat = _SPACES.sub(" ", text.translate(_FLATTEN)).strip()
     return flat.replace(CORE_HEADER, "「核心记忆」").replace(ARCHIVAL_HEADER, "「归档记忆」")
+
+
+def clean_entry_line(time: str | None, content: str) -> str:
+    """An entry line from untrusted parts (a database row, a mem0 item, a journal record),
+    cleaned as a save is: one line, no forged header; a time that is not one is left out."""
+    text = sanitize_content(content)
+    time = sanitize_content(time or "")
+    return entry_line(time, text) if is_entry_time(time) else f"- {text}".rstrip()
 
 
 class RecallIndex:

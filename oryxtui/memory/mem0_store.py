@@ -15,11 +15,11 @@ from oryxtui.memory.format import (
     EntrySequence,
     MemoryEntry,
     Scope,
+    clean_entry_line,
     entry_from_line,
     entry_line,
     injected_window,
     render_context,
-    sanitize_content,
 )
 from oryxtui.memory.store import MemorySnapshot
 
@@ -56,9 +56,7 @@ def _time_of(item: dict[str, Any]) -> str | None:
 
 
 def _line(item: dict[str, Any]) -> str:
-    text = sanitize_content(str(item.get("memory") or item.get("text") or ""))
-    time = _time_of(item)
-    return entry_line(time, text) if time else f"- {text}"
+    return clean_entry_line(_time_of(item), str(item.get("memory") or item.get("text") or ""))
 
 
 class Mem0MemoryStore:
@@ -163,3 +161,6 @@ class Mem0MemoryStore:
 
     def restore(self, agent: str | None) -> list[MemoryEntry]:
         return []
+
+    def journal_problems(self, agent: str | None) -> str | None:
+        return None  # no journal: nothing outside oryxtui rewrites this store

@@ -13,6 +13,7 @@ from oryxtui.memory.format import (
     EntrySequence,
     MemoryEntry,
     Scope,
+    clean_entry_line,
     entry_from_line,
     entry_line,
     injected_window,
@@ -29,8 +30,17 @@ _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
 def _time_text(value: object) -> str:
     """created_at as text; upstream's JDBC driver may have stored epoch milliseconds."""
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value / 1000).strftime(TIME_FORMAT)
-    return str(value)[:19]
+        try:
+            return datetime.fromtimestamp(value / 1000).strftime(TIME_FORMAT)
+        except (OverflowError, OSError, ValueError):
+            return ""
+    return str(value).replace("T", " ", 1)[:19]
+
+
+def _row_line(created: object, content: object) -> str:
+    """A row as an entry line, cleaned exactly as a save is: whatever another program put in
+    the table, it cannot add a header or a bare line to the memory block."""
+    return clean_entry_line(_time_text(created), str(content))
 
 
 def _like_pattern(keyword: str) -> str:
@@ -52,11 +62,15 @@ class SqliteMemoryStore:
             try:
                 connection = database.connect(self.workspace.db_path)
             except sqlite3.Error as exc:
-                raise MemoryWriteError(
-                    f"Cannot open {self.workspace.db_path} ({exc}); check the file and its folder."
-                ) from None
+                raise database.failure(self.workspace.db_path, exc) from None
             self._local.connection = connection
         return connection
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
+        try:
+            return self._connection().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise database.failure(self.workspace.db_path, exc) from None
 
     def _lines(self, agent: str | None, scope: Scope, newest: int | None = None) -> list[str]:
         """Entry lines of one scope, oldest first; only the `newest` N rows when given."""
@@ -67,12 +81,8 @@ class SqliteMemoryStore:
         if newest is not None:
             selected += " ORDER BY id DESC LIMIT ?"
             params = (*params, newest)
-        rows = (
-            self._connection()
-            .execute(f"SELECT created_at, content FROM ({selected}) ORDER BY id", params)
-            .fetchall()
-        )
-        return [entry_line(_time_text(created), content) for created, content in rows]
+        rows = self._query(f"SELECT created_at, content FROM ({selected}) ORDER BY id", params)
+        return [_row_line(created, content) for created, content in rows]
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
         connection = self._connection()
@@ -97,19 +107,15 @@ class SqliteMemoryStore:
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         if not keyword or "\n" in keyword:
             return []
-        rows = (
-            self._connection()
-            .execute(
-                "SELECT created_at, content FROM memory_entries"
-                " WHERE agent_name = ? AND scope = 'ARCHIVAL'"
-                " AND unicode_lower('- [' || created_at || '] ' || content) LIKE ? ESCAPE '\\'"
-                " ORDER BY id",
-                (agent or GLOBAL_AGENT, _like_pattern(keyword.lower())),
-            )
-            .fetchall()
+        rows = self._query(
+            "SELECT created_at, content FROM memory_entries"
+            " WHERE agent_name = ? AND scope = 'ARCHIVAL'"
+            " AND unicode_lower('- [' || created_at || '] ' || content) LIKE ? ESCAPE '\\'"
+            " ORDER BY id",
+            (agent or GLOBAL_AGENT, _like_pattern(keyword.lower())),
         )
         return [
-            entry_from_line(entry_line(_time_text(created), content), Scope.ARCHIVAL)
+            entry_from_line(_row_line(created, content), Scope.ARCHIVAL)
             for created, content in rows
         ]
 
@@ -128,18 +134,17 @@ class SqliteMemoryStore:
         )
 
     def count_archival(self, agent: str | None) -> int:
-        (count,) = (
-            self._connection()
-            .execute(
-                "SELECT count(*) FROM memory_entries WHERE agent_name = ? AND scope = ?",
-                (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
-            )
-            .fetchone()
+        ((count,),) = self._query(
+            "SELECT count(*) FROM memory_entries WHERE agent_name = ? AND scope = ?",
+            (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
         )
-        return int(count)
+        return int(count)  # type: ignore[call-overload]
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         return []  # no outside editor rewrites this store behind oryxtui's back
 
     def restore(self, agent: str | None) -> list[MemoryEntry]:
         return []
+
+    def journal_problems(self, agent: str | None) -> str | None:
+        return None  # no journal: nothing outside oryxtui rewrites this store
