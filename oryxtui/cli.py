@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import io
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from oryxtui import __version__
 from oryxtui.config import Settings, load_settings
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.service import MemoryService
+from oryxtui.terminal import is_terminal, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
@@ -29,8 +31,18 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def _print(text: str) -> None:
+    """Text that came from memory, a file or a model: on a terminal its escape sequences are
+    shown, never obeyed; piped, it is written exactly."""
+    sys.stdout.write(neutralize(text) if is_terminal(sys.stdout) else text)
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write((neutralize(line) if is_terminal(sys.stderr) else line) + "\n")
+
+
 def _warn(message: str) -> None:
-    sys.stderr.write(f"oryxtui: warning: {message}\n")
+    _stderr(f"oryxtui: warning: {message}")
 
 
 def _open(args: argparse.Namespace) -> tuple[Workspace, Settings]:
@@ -44,8 +56,23 @@ def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None
     return MemoryService.open(workspace, settings), _checked_agent(args, workspace)
 
 
-def _checked_agent(args: argparse.Namespace, workspace: Workspace) -> str | None:
+def _checked_agent(
+    args: argparse.Namespace, workspace: Workspace, saving: bool = False
+) -> str | None:
+    """The agent a command is for. An unsafe name means the global memory (with a warning);
+    saving to an agent that does not exist is refused unless `--create` asks for it, so a typo
+    never starts a memory nobody looks at."""
     agent = args.agent
+    if (
+        saving
+        and is_valid_agent_name(agent)
+        and not args.create
+        and agent not in workspace.list_agents()
+    ):
+        raise UsageError(
+            f"No agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}; "
+            "to start a new agent's memory, add --create."
+        )
     if agent is not None and not is_valid_agent_name(agent):
         _warn(
             f"{agent!r} is not a valid agent name (letters, digits, '_' and '-' only); "
@@ -53,8 +80,13 @@ def _checked_agent(args: argparse.Namespace, workspace: Workspace) -> str | None
         )
         agent = None
     elif agent is not None and agent not in workspace.list_agents():
-        _warn(f"no agent named {agent!r} has an AGENT.md in {workspace.root}.")
+        _warn(f"no agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}.")
     return agent
+
+
+def _did_you_mean(workspace: Workspace, agent: str) -> str:
+    close = workspace.closest_agents(agent)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def cmd_memory_show(args: argparse.Namespace) -> int:
@@ -65,7 +97,7 @@ def cmd_memory_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(snapshot.to_json())
     else:
-        sys.stdout.write(snapshot.context() + "\n")
+        _print(snapshot.context() + "\n")  # piped: byte for byte the injected block
     return EXIT_OK
 
 
@@ -73,13 +105,15 @@ def cmd_memory_save(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise UsageError("Nothing to save: the content is empty.")
-    service, agent = _memory_service(args)
-    entry = service.save(agent, text, args.scope)
+    workspace, settings = _open(args)
+    agent = _checked_agent(args, workspace, saving=True)
+    entry = MemoryService.open(workspace, settings).save(agent, text, args.scope)
+    scope = entry.scope.value
     if args.json:
-        _print_json({"agent": agent, "scope": args.scope, "entry": entry.to_json()})
+        _print_json({"agent": agent, "scope": scope, "entry": entry.to_json()})
     else:
         where = f"agent {agent}" if agent else "the global memory"
-        sys.stdout.write(f"Saved to {where} ({args.scope}): {entry.line}\n")
+        _print(f"Saved to {where} ({scope}): {entry.line}\n")
     return EXIT_OK
 
 
@@ -88,14 +122,20 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
     hits = service.recall(agent, args.keyword)
     if args.json:
         _print_json({"keyword": args.keyword, "hits": [hit.to_json() for hit in hits]})
+    elif hits:
+        _print("".join(hit.line + "\n" for hit in hits))
     else:
-        sys.stdout.writelines(hit.line + "\n" for hit in hits)
+        where = f"agent {agent}" if agent else "the global memory"
+        _stderr(f"oryxtui: no archival entry of {where} contains {args.keyword!r}.")
     return EXIT_OK
 
 
 def cmd_memory_doctor(args: argparse.Namespace) -> int:
     service, agent = _memory_service(args)
     lost = service.restore(agent) if args.restore else service.lost(agent)
+    problems = service.journal_problems(agent)
+    if problems:
+        _warn(problems)
     if args.json:
         _print_json(
             {"agent": agent, "restored": args.restore, "entries": [e.to_json() for e in lost]}
@@ -113,7 +153,7 @@ def cmd_memory_doctor(args: argparse.Namespace) -> int:
             f"{len(lost)} entr{'y' if len(lost) == 1 else 'ies'} oryxtui saved to {where} "
             "were removed by an outside edit (restore with --restore):\n"
         )
-    sys.stdout.writelines(f"{entry.scope.value}: {entry.line}\n" for entry in lost)
+    _print("".join(f"{entry.scope.value}: {entry.line}\n" for entry in lost))
     return EXIT_OK
 
 
@@ -138,8 +178,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         _print_json(prompt.to_json())
         return EXIT_OK
     for block in prompt.blocks:
-        sys.stdout.write(f"── {block.name} · {block.chars} chars · ~{block.tokens} tokens ──\n")
-        sys.stdout.write((block.text or "(empty)") + "\n\n")
+        _print(f"── {block.name} · {block.chars} chars · ~{block.tokens} tokens ──\n")
+        _print((block.text or "(empty)") + "\n\n")
     return EXIT_OK
 
 
@@ -171,16 +211,16 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
         if as_json:
             continue
         if event.kind == "text":
-            sys.stdout.write(event.text)
+            _print(event.text)
             sys.stdout.flush()
         elif event.kind == "tool_call":
-            sys.stdout.write(f"\n→ {event.tool}({event.arguments})\n")
+            _print(f"\n→ {event.tool}({event.arguments})\n")
         elif event.kind == "tool_result":
             mark = "✓" if event.success else "✗"
-            sys.stdout.write(f"{mark} {event.text}\n")
+            _print(f"{mark} {event.text}\n")
         elif event.kind == "error":
             failed = True
-            sys.stderr.write(f"oryxtui: error: {event.text}\n")
+            _stderr(f"oryxtui: error: {event.text}")
         elif event.kind == "warning":
             _warn(event.text)
         elif event.kind == "final":
@@ -202,18 +242,26 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
 def cmd_serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
     try:
-        from oryxtui.api.app import check_bind, create_api
+        from oryxtui.api.app import check_bind, create_api, listening_socket
+        from oryxtui.api.guard import GuardedH11Protocol
     except ImportError:
         raise UsageError(
             "The REST API needs the server extra: pip install 'oryxtui[server]'."
         ) from None
     import uvicorn
 
-    check_bind(args.host, token)
     workspace, settings = _open(args)
-    api = create_api(workspace, settings, token)
+    allowed = [*settings.api.allowed_hosts, *args.allow_host]
+    check_bind(args.host, token, allowed)
+    api = create_api(workspace, settings, token, bind_host=args.host, allowed_hosts=allowed)
+    listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
+    protocol = type(
+        "Protocol", (GuardedH11Protocol,), {"header_timeout": settings.api.header_timeout_seconds}
+    )
+    config = uvicorn.Config(api, http=protocol, log_level="warning", timeout_keep_alive=5)
     sys.stderr.write(f"Serving {workspace.root} on http://{args.host}:{args.port}/api/v1\n")
-    uvicorn.run(api, host=args.host, port=args.port, log_level="warning")
+    sys.stderr.flush()
+    uvicorn.Server(config).run(sockets=[listener])
     return EXIT_OK
 
 
@@ -244,6 +292,9 @@ def _run_dashboard(workspace: Workspace, live: bool) -> int:
     settings = load_settings(workspace.config_path)
     MemoryService.open(workspace, settings)  # a bad backend fails here, before the screen clears
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
+    from oryxtui.tui.keymap import check_keymap
+
+    check_keymap(settings.tui.keymap, workspace.config_path)
 
     simulator = None
     if live:
@@ -319,7 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
     save = memory_commands.add_parser(
         "save", parents=[common, agent_options, json_option], help="save one entry"
     )
-    save.add_argument("--scope", choices=["core", "archival"], default="archival")
+    save.add_argument("--scope", default="archival", help="core or archival (default), in any case")
+    save.add_argument(
+        "--create", action="store_true", help="start the memory of an agent that does not exist"
+    )
     save.add_argument("text", metavar="TEXT", help="the entry; '-' reads standard input")
     save.set_defaults(handler=cmd_memory_save)
 
@@ -361,11 +415,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--token", help="required unless bound to loopback; or set ORYXTUI_API_TOKEN"
     )
+    serve.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a host name clients use to reach the server ('*' for any); repeatable",
+    )
     serve.set_defaults(handler=cmd_serve)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Bytes that are not UTF-8 (standard input, arguments, a model's reply) become U+FFFD
+    # instead of a traceback.
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     args = build_parser().parse_args(argv)
     # --root and --debug are accepted before or after the command; absent means not given.
     args.root = getattr(args, "root", None)
@@ -375,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OryxError as exc:
         if args.debug:
             raise
-        sys.stderr.write(f"oryxtui: error: {exc}\n")
+        _stderr(f"oryxtui: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oryxtui.errors import ConfigError
 
@@ -27,9 +28,30 @@ class Mem0Settings(_Section):
     timeout_seconds: float = Field(10.0, gt=0)
 
 
+DEFAULT_MAX_ENTRY_CHARS = 2000
+# The dashboard's binding ids (README, "binding id"), the keys of [tui.keymap].
+BINDING_IDS = (
+    "save",
+    "recall",
+    "edit",
+    "filter",
+    "chat",
+    "prompt",
+    "focus-next",
+    "focus-previous",
+    "restore",
+    "quit",
+)
+# One key: modifiers joined by '+', then a single character or a lower-case key name (f1,
+# pageup, slash); several keys are separated by commas.
+_KEY = re.compile(r"(?:(?:ctrl|alt|shift|meta|super|hyper)\+)*(?:[a-z][a-z0-9_]*|[^\s,+])")
+
+
 class MemorySettings(_Section):
     backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
     archival_max_chars: int = Field(4000, ge=0)
+    # The longest entry a save accepts (after flattening to one line).
+    max_entry_chars: int = Field(DEFAULT_MAX_ENTRY_CHARS, ge=1)
     footprint: bool = True
     mem0: Mem0Settings = Mem0Settings()
 
@@ -60,12 +82,37 @@ class TuiSettings(_Section):
     # entries; the older ones are counted in the background and recall (r) searches them all.
     large_file_mb: float = Field(8.0, gt=0)
 
+    @field_validator("keymap")
+    @classmethod
+    def _known_bindings(cls, keymap: dict[str, str]) -> dict[str, str]:
+        for binding, keys in keymap.items():
+            if binding not in BINDING_IDS:
+                raise ValueError(
+                    f"unknown binding id {binding!r}; the ids are {', '.join(BINDING_IDS)}"
+                )
+            for key in keys.split(","):
+                if not _KEY.fullmatch(key.strip()):
+                    raise ValueError(
+                        f"{keys!r} for {binding!r} is not a key (say 'ctrl+s', 'f2' or 'x')"
+                    )
+        return keymap
+
+
+class ApiSettings(_Section):
+    # Host names (the Host header) answered when bound beyond loopback; "*" answers any.
+    allowed_hosts: list[str] = []
+    # Web origins (scheme://host[:port]) allowed to call the API from a browser page.
+    cors_origins: list[str] = []
+    # A connection that has not sent a request's headers within this long is closed.
+    header_timeout_seconds: float = Field(10.0, gt=0, le=600)
+
 
 class Settings(_Section):
     memory: MemorySettings = MemorySettings()
     prompt: PromptSettings = PromptSettings()
     llm: LlmSettings = LlmSettings()
     tui: TuiSettings = TuiSettings()
+    api: ApiSettings = ApiSettings()
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
@@ -107,4 +154,5 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.envi
         key = ".".join(str(part) for part in error["loc"])
         origin = overrides.get(key)
         source = f"environment variable {origin[1]}" if origin else str(config_path)
-        raise ConfigError(f"Invalid setting '{key}' in {source}: {error['msg']}.") from None
+        problem = error["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"Invalid setting '{key}' in {source}: {problem}.") from None

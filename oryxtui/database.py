@@ -7,6 +7,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import overload
+
+from oryxtui.errors import DatabaseError
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -46,11 +49,11 @@ CREATE INDEX IF NOT EXISTS idx_tool_invocations_session ON tool_invocations (ses
 """
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
-    connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    _enable_wal(connection)
+    connection = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
+    connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    _enable_wal(connection, busy_timeout_ms)
     connection.execute("PRAGMA synchronous = NORMAL")
     # Unicode lower-casing for recall; SQLite's own lower() only folds ASCII.
     connection.create_function("unicode_lower", 1, str.lower, deterministic=True)
@@ -61,10 +64,10 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _enable_wal(connection: sqlite3.Connection) -> None:
+def _enable_wal(connection: sqlite3.Connection, busy_timeout_ms: int) -> None:
     """Switching a new database to WAL answers "locked" at once, whatever the busy timeout,
     while another connection is doing the same; so retry until the timeout."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + busy_timeout_ms / 1000
     while True:
         try:
             connection.execute("PRAGMA journal_mode = WAL")
@@ -85,3 +88,31 @@ def write_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connec
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+@overload
+def storable(text: str) -> str: ...
+@overload
+def storable(text: None) -> None: ...
+def storable(text: str | None) -> str | None:
+    """`text` as SQLite can store it: a lone surrogate (from bytes that were not UTF-8, in an
+    argument or a model's reply) becomes U+FFFD instead of an encoding error."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def failure(path: Path, error: sqlite3.Error) -> DatabaseError:
+    """One sentence for a database failure: what happened to `path` and what to do."""
+    detail = str(error)
+    if "locked" in detail or "busy" in detail:
+        problem = "stayed locked by another program; try again when it is free"
+    elif "malformed" in detail or "not a database" in detail or "corrupt" in detail:
+        problem = (
+            "is damaged; restore it from a backup, or move it aside and oryxtui starts a new one"
+        )
+    elif "readonly" in detail or "read-only" in detail or "disk" in detail or "full" in detail:
+        problem = "cannot be written; check the disk and the file's permissions"
+    else:
+        problem = "could not be used; check the file"
+    return DatabaseError(f"The database {path} {problem} ({detail}).")

@@ -25,6 +25,12 @@ class WorkspaceNotFound(OryxError):
     exit_code = 2
 
 
+class OutsideWorkspace(OryxError):
+    """A file oryxtui would read resolves outside the `.oryxos` folder (a symlink out of it)."""
+
+    exit_code = 1
+
+
 class MemoryWriteError(OryxError):
     """A write was refused or failed; nothing was written."""
 
@@ -38,6 +44,12 @@ class ServiceUnavailable(OryxError):
 
 
 class AgentDefinitionError(OryxError):
-    """An AGENT.md that cannot be read or parsed."""
+    """An AGENT.md that cannot be read or parsed: the agent's configuration, so exit 2."""
+
+    exit_code = 2
+
+
+class DatabaseError(OryxError):
+    """oryxos.db is locked for too long, corrupt or unwritable."""
 
     exit_code = 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -12,7 +13,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from oryxtui.errors import AgentDefinitionError, MemoryWriteError, WorkspaceNotFound
+from oryxtui.errors import (
+    AgentDefinitionError,
+    MemoryWriteError,
+    OutsideWorkspace,
+    WorkspaceNotFound,
+)
 
 WORKSPACE_DIR = ".oryxos"
 MEMORY_FILE = "MEMORY.md"
@@ -23,9 +29,17 @@ _AGENT_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _WORKSPACE_MARKERS = ("agents", "memory", "config.toml", "oryxos.db", *BOOTSTRAP_FILES)
 
 
+MAX_AGENT_NAME = 128  # the agent_name column of oryxos.db; also far below a file name's limit
+
+
 def is_valid_agent_name(name: object) -> bool:
-    """Upstream's rule: only `[A-Za-z0-9_-]+` ever becomes part of a path."""
-    return isinstance(name, str) and _AGENT_NAME.fullmatch(name) is not None
+    """Upstream's rule: only `[A-Za-z0-9_-]+` ever becomes part of a path (and at most 128
+    characters, as the database stores it)."""
+    return (
+        isinstance(name, str)
+        and len(name) <= MAX_AGENT_NAME
+        and _AGENT_NAME.fullmatch(name) is not None
+    )
 
 
 class _Open(BaseModel):
@@ -127,7 +141,7 @@ class Workspace:
         return self.agents_dir / agent / AGENT_FILE
 
     def list_agents(self) -> list[str]:
-        """Agent names (valid folder names with an AGENT.md), alphabetical."""
+        """Agent names: valid folder names holding an AGENT.md or a MEMORY.md, alphabetical."""
         try:
             candidates = os.scandir(self.agents_dir)
         except OSError:
@@ -136,12 +150,27 @@ class Workspace:
             names = [
                 entry.name
                 for entry in candidates
-                if is_valid_agent_name(entry.name) and (Path(entry.path) / AGENT_FILE).is_file()
+                if is_valid_agent_name(entry.name)
+                and any(
+                    os.path.lexists(os.path.join(entry.path, name))
+                    for name in (AGENT_FILE, MEMORY_FILE)
+                )
             ]
         return sorted(names, key=lambda name: (name.lower(), name))
 
-    def read_agent(self, agent: str) -> AgentDefinition:
+    def closest_agents(self, agent: str) -> list[str]:
+        """Existing agents whose names look like `agent` (for "did you mean")."""
+        agents = self.list_agents()
+        by_lower = {name.lower(): name for name in agents}
+        close = difflib.get_close_matches(agent.lower(), list(by_lower), n=3, cutoff=0.6)
+        return [by_lower[name] for name in close]
+
+    def read_agent(self, agent: str) -> AgentDefinition | None:
+        """The agent's AGENT.md; None when it has none (a folder with only a MEMORY.md)."""
         path = self.agent_file(agent)
+        if not os.path.lexists(path):
+            return None
+        self.check_read_target(path)
         try:
             raw = path.read_bytes()
         except OSError as exc:
@@ -154,6 +183,21 @@ class Workspace:
             ) from None
         return parse_agent_markdown(text, agent, path)
 
+    def contains(self, path: Path | str) -> bool:
+        """`path`, with every link followed, is inside this workspace."""
+        real_root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        return real == real_root or real.startswith(real_root + os.sep)
+
+    def check_read_target(self, path: Path) -> None:
+        """Refuse to read a file that a link takes outside this workspace: what it holds must
+        never reach a prompt, the screen or the API."""
+        if not self.contains(path):
+            raise OutsideWorkspace(
+                f"{path} links outside the workspace; oryxtui only reads files inside .oryxos/ "
+                "— replace the link with the file itself."
+            )
+
     def check_write_target(self, path: Path) -> None:
         """Refuse a write through a symlink or to anywhere outside this workspace."""
         if path.is_symlink():
@@ -161,12 +205,9 @@ class Workspace:
                 f"{path} is a symbolic link; oryxtui does not write through links — "
                 "replace it with a regular file."
             )
-        real_root = os.path.realpath(self.root)
-        real_parent = os.path.realpath(path.parent)
-        if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
+        if not self.contains(path.parent):
             raise MemoryWriteError(
-                f"{path} resolves outside the workspace ({real_parent}); "
-                "oryxtui only writes inside .oryxos/."
+                f"{path} resolves outside the workspace; oryxtui only writes inside .oryxos/."
             )
 
 

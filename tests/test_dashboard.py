@@ -316,11 +316,12 @@ async def test_symlink_to_a_large_tree_does_not_slow_start_up(
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         assert time.monotonic() - started < 3.0
         assert "linked" in app.order
-        # Changes deep inside the linked tree are not watched; its own MEMORY.md is.
-        upstream_target = big / "MEMORY.md"
-        upstream_target.write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
-        upstream_append(upstream_target, "- linked note")
-        await wait_for(pilot, lambda: app.summaries["linked"].archival_count == 1)
+        # A folder linked from outside the workspace is listed, but never read.
+        (big / "MEMORY.md").write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- linked note\n")
+        await wait_for(pilot, lambda: app.summaries.get("linked") is not None)
+        await wait_for(pilot, lambda: app.summaries["linked"].error is not None)
+        assert "outside the workspace" in (app.summaries["linked"].error or "")
+        assert app.summaries["linked"].archival_count is None
 
 
 async def test_the_pane_follows_new_entries_only_while_at_the_bottom(

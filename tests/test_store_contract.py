@@ -41,6 +41,7 @@ def recall_is_local(memory: MemoryService) -> bool:
 
 
 def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryService) -> None:
+    memory.max_entry_chars = 10_000  # long core facts, as a hand edit or upstream may write
     memory.save("alpha", "core fact one " + "x" * 3000, "core")
     memory.save("alpha", "core fact two " + "y" * 3000, "core")
     for index in range(500):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,7 @@ from oryxtui.agent.providers import (
     TextDelta,
     create_provider,
 )
-from oryxtui.agent.sessions import SessionStore, session_id_for
+from oryxtui.agent.sessions import Session, SessionStore, session_id_for
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
@@ -89,8 +89,12 @@ class Agent:
     ) -> Iterator[LoopEvent]:
         """One trigger. The user's message is saved first, so a failure never loses it."""
         session_id = session_id_for(channel, user, agent)
-        session = self.sessions.load(session_id, agent, channel, user)
-        self.sessions.append(session, Message("user", user_message))
+        try:
+            session = self.sessions.load(session_id, agent, channel, user)
+            self.sessions.append(session, Message("user", user_message))
+        except OryxError as exc:
+            yield LoopEvent("error", f"Nothing was sent: {exc}")
+            return
         try:
             definition = self.prompts.definition(agent)
             provider = self.provider_factory(self.settings, definition)
@@ -115,8 +119,7 @@ class Agent:
                     elif isinstance(event, ModelTurn):
                         turn = event
             except (ProviderError, OryxError) as exc:
-                if produced:
-                    self.sessions.append(session, *produced)
+                yield from self._store(session, produced)
                 yield LoopEvent("error", str(exc))
                 return
             assert turn is not None, "a provider must end with a ModelTurn"
@@ -140,10 +143,24 @@ class Agent:
         if stopped:
             reply = f"Stopped after {max_iterations} iterations without a final answer."
             produced.append(Message("assistant", reply))
-        self.sessions.append(session, *produced)
+        stored = yield from self._store(session, produced)
+        if not stored:
+            return
         if self.settings.memory.footprint and not stopped:
             try:
                 self.memory.save(agent, footprint(user_message, reply), "archival")
             except OryxError as exc:
                 yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {exc}")
         yield LoopEvent("final", reply)
+
+    def _store(self, session: Session, produced: list[Message]) -> Generator[LoopEvent, None, bool]:
+        """Save the turn's messages and any audit rows kept back; an error event if the
+        database fails (what was stored before stays, and memory saves already landed)."""
+        try:
+            if produced:
+                self.sessions.append(session, *produced)
+            self.sessions.flush_tool_calls()
+        except OryxError as exc:
+            yield LoopEvent("error", f"The reply could not be stored: {exc}")
+            return False
+        return True

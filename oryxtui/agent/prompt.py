@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from oryxtui.agent.messages import Message, last_turns
 from oryxtui.agent.tools import Tool, tools_for_agent
 from oryxtui.config import Settings
-from oryxtui.errors import OryxError
+from oryxtui.errors import OryxError, OutsideWorkspace
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
@@ -112,6 +113,8 @@ class PromptBuilder:
         identity = self._identity(definition, warnings)
         try:
             memory = self.memory.build_context(agent)
+        except OutsideWorkspace:
+            raise  # a link out of the workspace is refused outright, never papered over
         except OryxError as exc:  # a memory service that is down must not stop the turn
             memory = f"{CORE_HEADER}\n{ARCHIVAL_HEADER}"
             warnings.append(f"Memory is unavailable for this turn: {exc}")
@@ -142,15 +145,30 @@ class PromptBuilder:
         return "\n\n".join(part.strip() for part in parts if part and part.strip())
 
     def _bootstrap_file(self, relative: str, warnings: list[str], quiet: bool) -> str | None:
-        root = os.path.realpath(self.workspace.root)
-        path = os.path.realpath(self.workspace.root / relative)
-        if path != root and not path.startswith(root + os.sep):
+        """A bootstrap file's text, or None with a warning: outside the workspace, missing, not
+        a regular file (a FIFO would hang the read, a folder cannot be read), a bad name."""
+        path = self.workspace.root / relative
+        try:
+            inside = self.workspace.contains(path)
+        except ValueError:  # a NUL byte in the name
+            warnings.append(f"Bootstrap entry {relative!r} is not a file name; skipped.")
+            return None
+        if not inside:
             warnings.append(f"Bootstrap file {relative} is outside the workspace; skipped.")
             return None
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
-        except OSError:
+            # Non-blocking, so opening a FIFO returns at once; fstat then tells what it is.
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
             if not quiet:
                 warnings.append(f"Bootstrap file {relative} is missing; skipped.")
             return None
+        except OSError as exc:
+            warnings.append(f"Bootstrap file {relative} cannot be read ({exc.strerror}); skipped.")
+            return None
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            warnings.append(f"Bootstrap file {relative} is not a regular file; skipped.")
+            return None
+        with open(descriptor, encoding="utf-8", errors="replace") as handle:
+            return handle.read()

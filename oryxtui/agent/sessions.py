@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from oryxtui import database
 from oryxtui.agent.messages import Message
-from oryxtui.errors import OryxError
+from oryxtui.errors import DatabaseError, OryxError
 from oryxtui.memory.format import TIME_FORMAT
 
 GLOBAL_PROFILE = "__global__"
@@ -36,46 +37,69 @@ class Session:
     stored_json: str | None = None  # messages_json as last read or written; None: not stored yet
 
     def messages_json(self) -> str:
-        return json.dumps([m.to_json() for m in self.messages], ensure_ascii=False)
+        return database.storable(
+            json.dumps([m.to_json() for m in self.messages], ensure_ascii=False)
+        )
 
 
 class SessionStore:
-    """One connection per thread; every write is a short BEGIN IMMEDIATE transaction."""
+    """One connection per thread; every write is a short BEGIN IMMEDIATE transaction. Every
+    database failure is a DatabaseError with one sentence, never a raw sqlite3 error."""
 
-    def __init__(self, db_path: Path, clock: Callable[[], datetime] = datetime.now) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        clock: Callable[[], datetime] = datetime.now,
+        busy_timeout_ms: int = database.BUSY_TIMEOUT_MS,
+    ) -> None:
         self.db_path = db_path
         self.clock = clock
+        self.busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
+        # Audit rows of tools that ran while the database failed, written once it works again.
+        self._pending: list[tuple[object, ...]] = []
+        self._pending_lock = threading.Lock()
+
+    @contextmanager
+    def _database(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise database.failure(self.db_path, exc) from None
 
     def connection(self) -> sqlite3.Connection:
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            try:
-                connection = database.connect(self.db_path)
-            except sqlite3.Error as exc:
-                raise OryxError(f"Cannot open {self.db_path} ({exc}).") from None
+            with self._database():
+                connection = database.connect(self.db_path, self.busy_timeout_ms)
             self._local.connection = connection
         return connection
 
     def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
-        row = (
-            self.connection()
-            .execute("SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,))
-            .fetchone()
-        )
+        with self._database():
+            row = (
+                self.connection()
+                .execute("SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,))
+                .fetchone()
+            )
         session = Session(session_id, agent or GLOBAL_PROFILE, channel, user)
         if row is not None:
             session.stored_json = row[0]
             try:
                 session.messages = [Message.from_json(item) for item in json.loads(row[0] or "[]")]
-            except (ValueError, TypeError, AttributeError):
-                raise OryxError(
-                    f"Session {session_id} in {self.db_path} holds malformed messages_json."
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                raise DatabaseError(
+                    f"Session {session_id} in {self.db_path} holds malformed messages_json; "
+                    "repair or delete that row."
                 ) from None
         return session
 
     def save(self, session: Session) -> None:
         """Write only if nobody changed the row since we read it; else raise SessionConflict."""
+        with self._database():
+            self._save(session)
+
+    def _save(self, session: Session) -> None:
         now = self.clock().strftime(TIME_FORMAT)
         new_json = session.messages_json()
         connection = self.connection()
@@ -132,20 +156,35 @@ class SessionStore:
         error_message: str | None,
         duration_ms: int,
     ) -> None:
-        connection = self.connection()
-        with database.write_transaction(connection):
-            connection.execute(
-                "INSERT INTO tool_invocations (session_id, tool_name, input_json, result_json,"
-                " success, error_message, duration_ms, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    tool_name,
-                    input_json,
-                    result_json,
-                    success,
-                    error_message,
-                    duration_ms,
-                    self.clock().strftime(TIME_FORMAT),
-                ),
-            )
+        """Audit one tool call. If the database fails, the row is kept and written by the next
+        call or `flush_tool_calls` (the tool did run), and the failure is raised."""
+        row = (
+            database.storable(session_id),
+            database.storable(tool_name),
+            database.storable(input_json),
+            database.storable(result_json),
+            success,
+            database.storable(error_message),
+            duration_ms,
+            self.clock().strftime(TIME_FORMAT),
+        )
+        with self._pending_lock:
+            self._pending.append(row)
+        self.flush_tool_calls()
+
+    def flush_tool_calls(self) -> None:
+        """Write the audit rows a failing database kept back; raises DatabaseError if it still
+        fails (the rows stay pending)."""
+        with self._pending_lock:
+            if not self._pending:
+                return
+            with self._database():
+                connection = self.connection()
+                with database.write_transaction(connection):
+                    connection.executemany(
+                        "INSERT INTO tool_invocations (session_id, tool_name, input_json,"
+                        " result_json, success, error_message, duration_ms, created_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        self._pending,
+                    )
+            self._pending.clear()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oryxtui.agent.messages import ToolCall
-from oryxtui.errors import OryxError
+from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
+from oryxtui.memory.service import parse_scope
 
 
 class Tool:
@@ -46,6 +48,18 @@ class SaveMemoryInput(BaseModel):
         "archival",
         description="'core' for facts that must always be in the prompt; 'archival' otherwise.",
     )
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _one_scope_rule(cls, value: object) -> str:
+        """Upstream's reading (any case; null or blank is archival), through the one rule the
+        CLI and the API use; an unknown scope is named in the error the model gets back."""
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"scope must be 'core' or 'archival', not {value!r}")
+        try:
+            return parse_scope(value).value
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class SaveMemory(Tool):
@@ -121,15 +135,18 @@ class ToolExecutor:
         finally:
             current_agent.reset(token)
         duration = int((time.perf_counter() - started) * 1000)
-        self.audit(
-            session_id,
-            call.name,
-            call.arguments_json,
-            result.content if result.success else None,
-            result.success,
-            result.error,
-            duration,
-        )
+        with contextlib.suppress(OryxError):
+            # The tool ran: its result goes back to the model even if the audit cannot be
+            # written now (the session store keeps the row; the loop reports it at the end).
+            self.audit(
+                session_id,
+                call.name,
+                call.arguments_json,
+                result.content if result.success else None,
+                result.success,
+                result.error,
+                duration,
+            )
         return result
 
     def _run(self, call: ToolCall) -> ToolResult:
@@ -147,7 +164,8 @@ class ToolExecutor:
             arguments = tool.Input.model_validate(raw)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in error['loc']) or 'input'}: {error['msg']}"
+                f"{'.'.join(str(p) for p in error['loc']) or 'input'}: "
+                f"{error['msg'].removeprefix('Value error, ')}"
                 for error in exc.errors()
             )
             return self._failed(call, f"Invalid arguments for {call.name}: {problems}.")

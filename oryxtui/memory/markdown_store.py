@@ -19,11 +19,13 @@ from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
 from oryxtui.memory.files import exchange, fsync_folder, write_temp
 from oryxtui.memory.format import (
+    ENTRY_LINE,
     EntrySequence,
     MemoryDocument,
     MemoryEntry,
     RecallIndex,
     Scope,
+    clean_entry_line,
     entry_from_line,
     entry_line,
     injected_window,
@@ -73,6 +75,7 @@ class _Journal:
     signature: StatSignature
     entries: list[MemoryEntry]
     offset: int
+    malformed: int  # complete records that could not be read (a torn write, hand edits)
 
 
 class MarkdownMemoryStore:
@@ -93,6 +96,13 @@ class MarkdownMemoryStore:
         self.large_file_bytes = LARGE_FILE_BYTES
 
     # Reading ---------------------------------------------------------------------------------
+
+    def _path(self, agent: str | None) -> Path:
+        """The agent's MEMORY.md, refused when a link takes it (or its folder) outside the
+        workspace: an outside file must never be read into a prompt."""
+        path = self.workspace.memory_file(agent)
+        self.workspace.check_read_target(path)
+        return path
 
     def read(self, path: Path) -> LoadedFile:
         """The file as it is now; re-read and re-parsed only when its stat signature changed."""
@@ -144,7 +154,7 @@ class MarkdownMemoryStore:
             os.close(fd)
 
     def load(self, agent: str | None) -> str:
-        path = self.workspace.memory_file(agent)
+        path = self._path(agent)
         max_chars = self.archival_max_chars
         with self._large(path, self.large_file_bytes) as large:
             tail = large and sections.read_tail(*large, max(1 << 16, 16 * max_chars))
@@ -157,7 +167,7 @@ class MarkdownMemoryStore:
         return render_context(document.core_lines, window)
 
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
-        path = self.workspace.memory_file(agent)
+        path = self._path(agent)
         with self._large(path, self.large_file_bytes) as large:
             if large:
                 return [
@@ -174,7 +184,7 @@ class MarkdownMemoryStore:
         ]
 
     def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
-        path = self.workspace.memory_file(agent)
+        path = self._path(agent)
         if newest_bytes is not None:
             with self._large(path, newest_bytes) as large:
                 tail = large and sections.read_tail(*large, newest_bytes)
@@ -208,7 +218,7 @@ class MarkdownMemoryStore:
         )
 
     def count_archival(self, agent: str | None) -> int:
-        path = self.workspace.memory_file(agent)
+        path = self._path(agent)
         with self._large(path, self.large_file_bytes) as large:
             if large:
                 return sum(
@@ -221,12 +231,13 @@ class MarkdownMemoryStore:
     # Writing ---------------------------------------------------------------------------------
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
-        path = self.workspace.memory_file(agent)
+        path = self.workspace.memory_file(agent)  # `_writing` refuses links and outside paths
         entry = entry_from_line(entry_line(time, content), scope)
         with self._writing(path):
-            # The journal comes first: an entry oryxtui wrote is never lost without a trace.
-            self._journal(path, entry)
             self._append_locked(path, [entry])
+            # Journaled only once it has landed: a refused save leaves no trace to "restore".
+            # Still under the lock, so no outside edit can drop it before it is journaled.
+            self._journal(path, entry)
         return entry
 
     @contextlib.contextmanager
@@ -276,6 +287,7 @@ class MarkdownMemoryStore:
         """Every journaled entry. The journal only grows, so only what was added since the last
         call is read: a long-lived agent's journal can hold a great many saves."""
         journal = self.journal_path(path)
+        self.workspace.check_read_target(journal)  # restore writes what it holds: never outside
         signature = stat_signature(journal)
         cached = self._journal_cache.get(journal)
         if cached is not None and cached.signature == signature:
@@ -286,7 +298,11 @@ class MarkdownMemoryStore:
             and cached.signature[0] == signature[0]
             and signature[1] >= cached.offset
         )
-        entries, offset = (list(cached.entries), cached.offset) if grown and cached else ([], 0)
+        entries, offset, malformed = (
+            (list(cached.entries), cached.offset, cached.malformed)
+            if grown and cached
+            else ([], 0, 0)
+        )
         try:
             with open(journal, "rb") as handle:
                 handle.seek(offset)
@@ -295,17 +311,35 @@ class MarkdownMemoryStore:
             data = b""
         complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its line break
         for raw in complete.decode("utf-8", errors="replace").split("\n"):
-            try:
-                record = json.loads(raw)
-                entries.append(entry_from_line(str(record["line"]), Scope(record["scope"])))
-            except (ValueError, KeyError, TypeError):
-                continue  # a torn line from a killed writer, or noise: skip it
-        self._journal_cache[journal] = _Journal(signature, entries, offset + len(complete))
+            if not raw.strip():
+                continue
+            entry = _journal_record(raw)
+            if entry is None:
+                malformed += 1
+            else:
+                entries.append(entry)
+        self._journal_cache[journal] = _Journal(
+            signature, entries, offset + len(complete), malformed
+        )
         return entries
+
+    def journal_problems(self, agent: str | None) -> str | None:
+        """A sentence about journal records that could not be read, if there are any."""
+        path = self._path(agent)
+        self._journal_entries(path)
+        cached = self._journal_cache.get(self.journal_path(path))
+        if cached is None or not cached.malformed:
+            return None
+        count = cached.malformed
+        return (
+            f"{count} record{'s' if count != 1 else ''} in {self.journal_path(path)} "
+            f"{'are' if count != 1 else 'is'} not a saved entry (a writer killed mid-record, "
+            "or a hand edit) and were skipped."
+        )
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         """Entries oryxtui wrote that are no longer in MEMORY.md (an outside edit dropped them)."""
-        path = self.workspace.memory_file(agent)
+        path = self._path(agent)
         journaled = self._journal_entries(path)
         if not journaled:
             return []
@@ -340,6 +374,7 @@ class MarkdownMemoryStore:
     def restore(self, agent: str | None) -> list[MemoryEntry]:
         """Append the lost entries again, oldest first, once the file is stable and parses."""
         path = self.workspace.memory_file(agent)
+        self.workspace.check_write_target(path)
         self._wait_until_stable(path)
         with self._writing(path):
             missing = self.lost(agent)
@@ -442,8 +477,22 @@ class MarkdownMemoryStore:
             self._remember(path, LoadedFile(placed, text, False))
         return True
 
+    @classmethod
+    def _switch(cls, temp: Path, path: Path, read: StatSignature) -> bool:
+        ours = stat_signature(temp)[0]
+        try:
+            return cls._switch_in(temp, path, read)
+        except OSError:
+            # Failed before anything moved (a full disk, a read-only folder): `temp` is still
+            # our new file, a whole copy of MEMORY.md that must not be left behind. (Another
+            # file under that name is an outside save being given back: that one stays.)
+            if stat_signature(temp)[0] == ours:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+            raise
+
     @staticmethod
-    def _switch(temp: Path, path: Path, read: StatSignature) -> bool:
+    def _switch_in(temp: Path, path: Path, read: StatSignature) -> bool:
         if read == _MISSING:
             try:
                 os.link(temp, path)  # creates the file, never replaces one
@@ -485,6 +534,20 @@ class MarkdownMemoryStore:
                 if entry.name.startswith(_TEMP_PREFIX) and entry.name.endswith(_TEMP_SUFFIX):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry.path)
+
+
+def _journal_record(raw: str) -> MemoryEntry | None:
+    """One journal line as the entry it records, cleaned as a save is: the journal is a file
+    anyone can edit, so a record cannot forge a section or a line. None if it is no record."""
+    try:
+        record = json.loads(raw)
+        scope = Scope(record["scope"])
+        match = ENTRY_LINE.fullmatch(str(record["line"]))
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if match is None:
+        return None
+    return entry_from_line(clean_entry_line(match[1], match[2]), scope)
 
 
 def _undecodable(path: Path) -> MemoryWriteError:

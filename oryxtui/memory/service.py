@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Final
 
-from oryxtui.config import Settings
+from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS, Settings
 from oryxtui.errors import ConfigError, UsageError
 from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, sanitize_content
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
@@ -43,25 +43,35 @@ def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStor
     raise ConfigError(f"Unknown memory.backend '{memory.backend}'.")
 
 
-def parse_scope(scope: str | Scope) -> Scope:
+def parse_scope(scope: str | Scope | None) -> Scope:
+    """The one rule for a scope, wherever it comes from (CLI, REST, a tool call), as upstream
+    reads it: any case, blank or missing means archival."""
+    if scope is None or not str(scope).strip():
+        return Scope.ARCHIVAL
     try:
         return Scope(str(scope).strip().lower())
     except ValueError:
-        raise UsageError(f"Unknown scope '{scope}': use 'core' or 'archival'.") from None
+        raise UsageError(f"Unknown scope {str(scope)!r}: use 'core' or 'archival'.") from None
 
 
 class MemoryService:
     """Save, load, recall and list an agent's long-term memory, whatever the backend."""
 
-    def __init__(self, store: LongTermMemoryStore, clock: Clock = datetime.now) -> None:
+    def __init__(
+        self,
+        store: LongTermMemoryStore,
+        clock: Clock = datetime.now,
+        max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.max_entry_chars = max_entry_chars
 
     @classmethod
     def open(
         cls, workspace: Workspace, settings: Settings, clock: Clock = datetime.now
     ) -> MemoryService:
-        return cls(create_store(workspace, settings), clock)
+        return cls(create_store(workspace, settings), clock, settings.memory.max_entry_chars)
 
     @property
     def backend(self) -> str:
@@ -77,12 +87,20 @@ class MemoryService:
         return self.store.load(self.resolve_agent(agent))
 
     def save(
-        self, agent: AgentArg, content: str, scope: str | Scope = Scope.ARCHIVAL
+        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
     ) -> MemoryEntry:
         parsed_scope = parse_scope(scope)
         clean = sanitize_content(content)
         if not clean:
             raise UsageError("Nothing to save: the content is empty.")
+        if len(clean) > self.max_entry_chars:
+            # One pasted document would fill the injected window and push every other
+            # archival entry out of the prompt.
+            raise UsageError(
+                f"The entry is {len(clean):,} characters, over the limit of "
+                f"{self.max_entry_chars:,} (memory.max_entry_chars); shorten it or save it "
+                "as several entries."
+            )
         stamp = self.clock().strftime(TIME_FORMAT)
         return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope)
 
@@ -98,6 +116,10 @@ class MemoryService:
     def restore(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Save the lost entries again, with their original times; returns what was restored."""
         return self.store.restore(self.resolve_agent(agent))
+
+    def journal_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
+        """A sentence about unreadable records in the journal `lost` and `restore` rely on."""
+        return self.store.journal_problems(self.resolve_agent(agent))
 
     def snapshot(
         self, agent: AgentArg = FROM_CONTEXT, newest_bytes: int | None = None

@@ -95,3 +95,7 @@ class LongTermMemoryStore(Protocol):
     def restore(self, agent: str | None) -> list[MemoryEntry]:
         """Write the lost entries again; returns them."""
         ...
+
+    def journal_problems(self, agent: str | None) -> str | None:
+        """A sentence about records of the store's journal that could not be read, if any."""
+        ...

@@ -32,6 +32,7 @@ from oryxtui.memory.format import RecallIndex
 from oryxtui.tui.overview import AgentMemory, AgentSummary, load_agent, take_census
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
+from oryxtui.tui.text import display_text
 from oryxtui.tui.watcher import GLOBAL, WorkspaceChanges, watch_workspace
 from oryxtui.tui.widgets.agent_list import AgentList, agent_of
 from oryxtui.tui.widgets.chat_pane import ChatPane
@@ -584,7 +585,7 @@ class OryxApp(App[None]):
                 )
             )
         elif summary.error:
-            banner.update(Text(f"⚠ {summary.error}"))
+            banner.update(Text(f"⚠ {display_text(summary.error)}"))
         elif snapshot is not None and snapshot.partial is not None:
             size = snapshot.partial.file_bytes / (1 << 20)
             shown = len(snapshot.archival)
@@ -598,8 +599,15 @@ class OryxApp(App[None]):
                     f"entries; {older}. Filter (/) searches these, recall (r) searches all."
                 )
             )
+        elif not summary.has_definition:
+            banner.update(
+                Text(
+                    f"{summary.name} has no AGENT.md: only its memory is here "
+                    "(the prompt uses the default identity)."
+                )
+            )
         else:
-            banner.update(Text(summary.description or self.agent_label(summary.name)))
+            banner.update(Text(display_text(summary.description) or self.agent_label(summary.name)))
 
     def _show_archival(
         self, snapshot: MemorySnapshot, rows: list[int] | None, fresh: set[int]
@@ -672,7 +680,9 @@ class OryxApp(App[None]):
             return
         pane = self.dashboard.query_one(PromptPane)
         if event.prompt is None:
-            pane.query_one("#prompt-summary", Static).update(Text(f"⚠ {event.error}"))
+            pane.query_one("#prompt-summary", Static).update(
+                Text(f"⚠ {display_text(event.error or '')}")
+            )
             return
         previous = self.prompts.get(event.agent)
         if previous is not None and previous.to_json() == event.prompt.to_json():
@@ -751,7 +761,9 @@ class OryxApp(App[None]):
         try:
             restored = self.service.restore(agent)
         except OryxError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
+            self.call_from_thread(
+                self.notify, display_text(str(exc)), severity="error", markup=False
+            )
             return
         message = f"Restored {len(restored)} entr{'y' if len(restored) == 1 else 'ies'}."
         self.call_from_thread(self.notify, message, title="Restore", markup=False)
@@ -783,6 +795,11 @@ class OryxApp(App[None]):
             self.notify(
                 "This memory is not kept in a MEMORY.md file.", severity="warning", markup=False
             )
+            return
+        try:
+            self.workspace.check_write_target(snapshot.source)  # as a save would
+        except OryxError as exc:
+            self.notify(display_text(str(exc)), severity="error", markup=False)
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:

@@ -19,6 +19,7 @@ class AgentSummary:
     description: str = ""
     error: str | None = None
     lost_count: int = 0  # entries oryxtui saved that an outside edit removed
+    has_definition: bool = True  # False: an agent folder with a MEMORY.md but no AGENT.md
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,15 @@ def load_agent(
     """
     problems: list[str] = []
     description = ""
+    has_definition = True
     if name is not None:
         try:
-            description = workspace.read_agent(name).description
+            definition = workspace.read_agent(name)
         except OryxError as exc:
             problems.append(str(exc))
+        else:
+            has_definition = definition is not None
+            description = definition.description if definition else ""
     snapshot = None
     try:
         snapshot = service.snapshot(name, newest_bytes)
@@ -69,6 +74,7 @@ def load_agent(
         archival_count=archival_count,
         description=description,
         lost_count=lost,
+        has_definition=has_definition,
         # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
         error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
     )

@@ -34,7 +34,8 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
     if len(name) > room:
         name = name[: room - 1] + "…"
     label = Text(f"{mark} ")
-    label.append(name.ljust(room), style="bold" if summary.name is not None else "italic")
+    style = "italic" if summary.name is None else "bold" if summary.has_definition else "dim"
+    label.append(name.ljust(room), style=style)
     label.append(f" {counts}", style="dim")
     if summary.error or summary.lost_count:
         label.stylize("red", 0, 1)

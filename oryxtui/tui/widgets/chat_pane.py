@@ -16,7 +16,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from oryxtui.agent.loop import LoopEvent
 from oryxtui.agent.messages import Message as ChatMessage
-from oryxtui.tui.text import display_text
+from oryxtui.tui.text import display_lines, display_text
 
 TOOL_TEXT_LIMIT = 2000
 
@@ -70,7 +70,7 @@ class ChatPane(Vertical):
             if message.role == "user":
                 widgets.append(Static(Text(display_text(message.content)), classes="chat-user"))
             elif message.role == "assistant" and message.content:
-                widgets.append(Markdown(message.content, classes="chat-reply"))
+                widgets.append(Markdown(display_lines(message.content), classes="chat-reply"))
         await log.mount_all(widgets)
         log.scroll_end(animate=False)
 
@@ -97,7 +97,7 @@ class ChatPane(Vertical):
 
     async def apply(self, event: LoopEvent) -> None:
         if event.kind == "text" and self._stream is not None:
-            await self._stream.write(event.text)
+            await self._stream.write(display_lines(event.text))
         elif event.kind == "tool_call":
             self._pending_tool = Collapsible(
                 Static(Text(display_text(event.arguments or "")), classes="chat-tool-body"),
@@ -116,7 +116,8 @@ class ChatPane(Vertical):
             await self._close_stream()
             await self._new_reply()
         elif event.kind in ("error", "warning"):
-            await self.log.mount(Static(Text(f"⚠ {event.text}"), classes=f"chat-{event.kind}"))
+            warning = Text(f"⚠ {display_text(event.text)}")
+            await self.log.mount(Static(warning, classes=f"chat-{event.kind}"))
 
     async def _close_stream(self) -> None:
         if self._stream is not None:

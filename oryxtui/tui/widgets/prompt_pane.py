@@ -95,5 +95,5 @@ class PromptPane(VerticalScroll):
                 )
             )
         for warning in prompt.warnings:
-            widgets.append(Static(Text(f"⚠ {warning}"), classes="prompt-warning"))
+            widgets.append(Static(Text(f"⚠ {display_text(warning)}"), classes="prompt-warning"))
         await self.mount_all(widgets)
