@@ -45,8 +45,9 @@ def make_app(workspace: Workspace, settings: Settings | None = None, watch: bool
     )
 
 
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Let the app run until `condition()` is true; fail with a clear message at the deadline."""
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:
+    """Let the app run until `condition()` is true; fail with a clear message at the deadline
+    (generous: on a busy machine the app may get a fraction of a core)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

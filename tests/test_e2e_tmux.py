@@ -38,7 +38,7 @@ class Terminal:
     def alive(self) -> bool:
         return self.tmux("has-session", "-t", "e2e").returncode == 0
 
-    def wait(self, condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+    def wait(self, condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while not condition():
             if time.monotonic() > deadline:
@@ -101,13 +101,13 @@ def test_demo_live_shows_a_simulated_agent_and_stops_it_on_quit(
         f"cd {tmp_path} && env COLUMNS=120 LINES=40 {oryxtui_executable()} demo {demo.name} --live"
         "; sleep 30"
     )
-    terminal.wait(lambda: "Archival ·" in terminal.screen(), "the dashboard", timeout=30)
+    terminal.wait(lambda: "Archival ·" in terminal.screen(), "the dashboard", timeout=90)
     memory_files = list((demo / ".oryxos").rglob("MEMORY.md"))
     before = sum(path.read_text(encoding="utf-8").count("\n- [") for path in memory_files)
     terminal.wait(
         lambda: sum(p.read_text(encoding="utf-8").count("\n- [") for p in memory_files) > before,
         "the simulated agent to save an entry",
-        timeout=15,
+        timeout=45,
     )
     terminal.wait(lambda: "●" in terminal.screen(), "a changed-memory marker in the sidebar")
     terminal.keys("q")
@@ -116,7 +116,7 @@ def test_demo_live_shows_a_simulated_agent_and_stops_it_on_quit(
     terminal.wait(
         lambda: not _processes_mentioning("oryxtui.simulate", str(demo)),
         "the simulated agent to stop with the dashboard",
-        timeout=10,
+        timeout=30,
     )
 
 

@@ -162,4 +162,4 @@ async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Worksp
         await pilot.press(*"saved from the dashboard", "enter")
         await wait_for(pilot, lambda: app.archival_pane.view.row_count == 2)
         other.save("ops", "written by another process", "archival")  # no file: polled
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 3, timeout=10)
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 3, timeout=30)

@@ -83,7 +83,7 @@ def test_a_writer_killed_at_random_points_never_tears_the_file(workspace: Worksp
     # The lock is not left held: the next writer gets it at once.
     started = time.monotonic()
     seed.save("victim", "after the kills", "archival")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 5  # no stale lock to wait out (that would be 10 s+)
     assert [p.name for p in memory_file.parent.iterdir() if p.name.endswith(".tmp")] == []
     assert "after the kills" in memory_file.read_text(encoding="utf-8")
 
@@ -123,7 +123,7 @@ def test_killed_sqlite_writers_never_corrupt_the_database(workspace: Workspace) 
         workspace, Settings.model_validate({"memory": {"backend": "sqlite"}})
     )
     service.save("victim", "after the kills", "archival")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 5  # no stale lock to wait out (that would be 10 s+)
 
 
 def test_no_session_is_lost_once_a_chat_turn_has_returned(workspace: Workspace) -> None:
@@ -144,5 +144,7 @@ def test_no_session_is_lost_once_a_chat_turn_has_returned(workspace: Workspace) 
         messages = json.loads(row[0]) if row else []
         users = [m for m in messages if m["role"] == "user"]
         assert len(users) >= returned
-        parse(workspace.memory_file("victim").read_text(encoding="utf-8"))
+        memory_file = workspace.memory_file("victim")
+        if memory_file.exists():  # a writer killed before its first save never created it
+            parse(memory_file.read_text(encoding="utf-8"))
     assert returned > 0, "no turn ever returned: the test proved nothing"
