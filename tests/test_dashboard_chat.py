@@ -124,3 +124,25 @@ async def test_replies_with_markup_render_literally(demo_workspace: Workspace) -
             await pilot.pause(0.1)
             assert app.is_running
             assert any("[/bold]" in m.source for m in app.chat_pane.query(Markdown))
+
+
+async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
+    demo_workspace: Workspace,
+) -> None:
+    with ScriptedLLM([{"text": "a slow reply", "delay": 0.5}]) as llm:
+        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
+        service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
+        runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
+        app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+        async with app.run_test(size=(160, 45)) as pilot:
+            await wait_for(pilot, lambda: ready(app))
+            await pilot.press("c", *"hi", "enter")
+            await wait_for(pilot, lambda: app.chat_pane.input.disabled)
+            await pilot.press("escape")
+            assert app.focused is not None and app.focused.id == "archival-view"
+            await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
+            await wait_for(pilot, lambda: any(m.source for m in app.chat_pane.query(Markdown)))
+            # The end of the turn does not pull the focus back into the chat.
+            assert app.focused is not None and app.focused.id == "archival-view"
+            await pilot.press("p")
+            assert app.query_one(TabbedContent).active == "prompt-tab"

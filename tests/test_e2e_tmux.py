@@ -177,6 +177,8 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal.keys("remember that the deploy window is Tuesday 14:00", literal=True)
     terminal.keys("Enter")
     terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
+    # The turn is over (the status line is back to the model): escape now leaves the input.
+    terminal.wait(lambda: "model: offline model" in terminal.screen(), "the end of the turn")
     terminal.wait(
         lambda: (
             "Archival · 7" in (screen := terminal.screen())

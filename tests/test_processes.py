@@ -58,6 +58,7 @@ def test_a_writer_killed_at_random_points_never_tears_the_file(workspace: Worksp
     memory_file = workspace.memory_file("victim")
     # A large file makes each write take long enough for kills to land mid-write.
     seed = MemoryService.open(workspace, Settings())
+    seed.max_entry_chars = 50_000  # long seed entries, as a hand edit could write them
     for index in range(40):
         seed.save("victim", f"seed-{index:03d} " + "s" * 20_000, "archival")
     seed_prefix = memory_file.read_bytes()

@@ -725,7 +725,9 @@ class OryxApp(App[None]):
             field.value = ""
             field.display = False
             self.archival_pane.view.focus()
-        elif focused.id == "chat-input":
+        elif self.chat_pane in focused.ancestors_with_self:
+            # The input, or the log that holds the focus while a turn runs (the input is
+            # disabled then): back to the panes either way.
             event.stop()
             self.archival_pane.view.focus()
         elif self.dashboard.has_class("narrow", "side-open"):

@@ -132,5 +132,7 @@ class ChatPane(Vertical):
         self.input.disabled = False
         if failed and not self.input.value:
             self.input.value = self._sent  # nothing typed is lost when a turn fails
-        self.input.focus()
+        focused = self.app.focused
+        if focused is None or self in focused.ancestors_with_self:
+            self.input.focus()  # but never take the focus back from where the user went
         self.set_status(f"model: {model}" + (" · the last turn failed" if failed else ""))
