@@ -10,7 +10,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from oryxtui.config import Settings
+from oryxtui.agent.loop import Agent
+from oryxtui.agent.sessions import SessionStore
+from oryxtui.config import LlmSettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
@@ -43,6 +45,14 @@ def make_app(workspace: Workspace, settings: Settings | None = None, watch: bool
     return OryxApp(
         workspace, settings, service=service, monotonic=lambda: 1000.0, watch=watch, user="tester"
     )
+
+
+def app_with_llm(workspace: Workspace, base_url: str) -> OryxApp:
+    """The dashboard talking to an OpenAI-compatible server (a ScriptedLLM) at `base_url`."""
+    settings = Settings(llm=LlmSettings(base_url=base_url, model="m"))
+    service = MemoryService.open(workspace, settings, clock=fixed_clock)
+    runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
+    return OryxApp(workspace, settings, service=service, runner=runner, user="tester")
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:

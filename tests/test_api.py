@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,13 +16,8 @@ from oryxtui.api.app import create_api
 from oryxtui.config import Settings
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
-from tests.support import make_agent, oryxtui_executable, run_oryxtui
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.serve_process import ServeProcess, free_port
+from tests.support import make_agent, run_oryxtui
 
 
 class RunningApi:
@@ -201,25 +194,7 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
 
 def test_serve_answers_on_a_demo_workspace(tmp_path: Path) -> None:
     assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
-    port = free_port()
-    server = subprocess.Popen(
-        [oryxtui_executable(), "serve", "--root", str(tmp_path / "demo"), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/api/v1/agents/atlas/memory")
-                break
-            except httpx.HTTPError:
-                assert server.poll() is None, server.stderr.read().decode()
-                assert time.monotonic() < deadline, "oryxtui serve did not come up"
-                time.sleep(0.05)
-        body = response.json()
-        assert_envelope(body)
-        assert body["data"].startswith(CORE_HEADER) and "MemGPT" in body["data"]
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with ServeProcess(tmp_path / "demo") as server, server.client() as client:
+        body = client.get("/api/v1/agents/atlas/memory").json()
+    assert_envelope(body)
+    assert body["data"].startswith(CORE_HEADER) and "MemGPT" in body["data"]

@@ -8,16 +8,11 @@ import sqlite3
 import pytest
 from textual.widgets import Collapsible, Input, Markdown, TabbedContent
 
-from oryxtui.agent.loop import Agent
-from oryxtui.agent.sessions import SessionStore
-from oryxtui.config import LlmSettings, Settings
-from oryxtui.memory import MemoryService
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.dashboard_support import app_with_llm, build_workspace, make_app, wait_for
 from tests.llm_server import ScriptedLLM
-from tests.support import fixed_clock
 
 
 @pytest.fixture
@@ -95,10 +90,7 @@ async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(
 ) -> None:
     with ScriptedLLM([]) as llm:
         dead = llm.base_url
-    settings = Settings(llm=LlmSettings(base_url=dead, model="m"))
-    service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
-    runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
-    app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+    app = app_with_llm(demo_workspace, dead)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
         await pilot.press("c", *"hello [/bold] anyone?", "enter")
@@ -113,10 +105,7 @@ async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(
 async def test_replies_with_markup_render_literally(demo_workspace: Workspace) -> None:
     script = [{"text": "Use [/bold] and [@click=app.quit]this[/] **safely**."}]
     with ScriptedLLM(script) as llm:
-        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
-        service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
-        runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
-        app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+        app = app_with_llm(demo_workspace, llm.base_url)
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")
@@ -130,10 +119,7 @@ async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
     demo_workspace: Workspace,
 ) -> None:
     with ScriptedLLM([{"text": "a slow reply", "delay": 0.5}]) as llm:
-        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
-        service = MemoryService.open(demo_workspace, settings, clock=fixed_clock)
-        runner = Agent(demo_workspace, settings, service, SessionStore(demo_workspace.db_path))
-        app = OryxApp(demo_workspace, settings, service=service, runner=runner, user="tester")
+        app = app_with_llm(demo_workspace, llm.base_url)
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")

@@ -10,17 +10,12 @@ import subprocess
 import pytest
 from textual.widgets import Markdown
 
-from oryxtui.agent.loop import Agent
-from oryxtui.agent.sessions import SessionStore
-from oryxtui.config import LlmSettings, Settings
-from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.terminal import neutralize
-from oryxtui.tui.app import OryxApp
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, wait_for
+from tests.dashboard_support import app_with_llm, build_workspace, wait_for
 from tests.llm_server import ScriptedLLM
-from tests.support import fixed_clock, make_agent, oryxtui_executable, run_oryxtui
+from tests.support import make_agent, oryxtui_executable, run_oryxtui
 
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: writes the user's clipboard
 TITLE = "\x1b]0;owned\x07"  # OSC 0: sets the window title
@@ -124,10 +119,7 @@ async def test_chat_replies_in_the_dashboard_are_neutralised(workspace: Workspac
     build_workspace(workspace)
     script = [{"text": f"Here: {HOSTILE}\n\nand **bold**"}]
     with ScriptedLLM(script) as llm:
-        settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
-        service = MemoryService.open(workspace, settings, clock=fixed_clock)
-        runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
-        app = OryxApp(workspace, settings, service=service, runner=runner, user="tester")
+        app = app_with_llm(workspace, llm.base_url)
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: app.shown is not None and "alpha" in app.prompts)
             await pilot.press("c", *"hi", "enter")
