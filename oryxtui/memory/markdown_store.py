@@ -331,10 +331,11 @@ class MarkdownMemoryStore:
         if cached is None or not cached.malformed:
             return None
         count = cached.malformed
+        many = count != 1
         return (
-            f"{count} record{'s' if count != 1 else ''} in {self.journal_path(path)} "
-            f"{'are' if count != 1 else 'is'} not a saved entry (a writer killed mid-record, "
-            "or a hand edit) and were skipped."
+            f"{count} record{'s' if many else ''} in {self.journal_path(path)} "
+            f"{'are' if many else 'is'} not a saved entry (a writer killed mid-record, or a hand "
+            f"edit) and {'were' if many else 'was'} skipped."
         )
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
