@@ -234,3 +234,23 @@ def test_a_huge_single_line_and_huge_file_are_handled(
     context = service.build_context(None)
     assert context.endswith("…" + "w" * 4000)
     assert len(service.snapshot(None).archival) == 1
+
+
+@pytest.mark.parametrize("failing", ["exchange", "fsync_folder"])
+def test_a_save_that_fails_at_the_switch_leaves_no_copy_and_no_journal_record(
+    workspace: Workspace, service: MemoryService, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "first", "archival")
+
+    def disk_full(*_: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(markdown_store, failing, disk_full)
+    with pytest.raises(MemoryWriteError, match="No space left"):
+        service.save("a", "never acknowledged", "archival")
+    monkeypatch.undo()
+    names = sorted(p.name for p in memory_file.parent.iterdir())
+    assert names == ["AGENT.md", "MEMORY.md", "MEMORY.md.journal", "MEMORY.md.lock"]
+    assert "never acknowledged" not in memory_file.with_name("MEMORY.md.journal").read_text()
+    assert service.lost("a") == []

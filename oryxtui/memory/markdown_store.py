@@ -515,12 +515,12 @@ class MarkdownMemoryStore:
             os.replace(temp, path)
             fsync_folder(path.parent)
             return True
-        fsync_folder(path.parent)
         # The file we displaced is now under the temp name. A rename changes ctime, so compare
         # inode, size and mtime: another inode is an editor's rename, another mtime an editor
         # that wrote into the file in place.
         if stat_signature(temp)[:3] == read[:3]:
-            os.unlink(temp)
+            os.unlink(temp)  # before the fsync, so a failing disk leaves no copy behind
+            fsync_folder(path.parent)
             return True
         with contextlib.suppress(FileNotFoundError):
             exchange(temp, path)  # give the outside save its place back, then redo
