@@ -177,8 +177,14 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal.keys("remember that the deploy window is Tuesday 14:00", literal=True)
     terminal.keys("Enter")
     terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
-    # The turn is over (the status line is back to the model): escape now leaves the input.
-    terminal.wait(lambda: "model: offline model" in terminal.screen(), "the end of the turn")
+    # The turn is over when the input has the focus again (the footer drops the single keys).
+    terminal.wait(
+        lambda: (
+            "model: offline model" in (screen := terminal.screen())
+            and "Save" not in screen.splitlines()[-1]
+        ),
+        "the end of the turn",
+    )
     terminal.wait(
         lambda: (
             "Archival · 7" in (screen := terminal.screen())
@@ -187,6 +193,8 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
         "the entry and its footprint",
     )
     terminal.keys("Escape")
+    # Nothing more is sent until the escape is handled: an ESC followed at once by "p" would be
+    # read as alt+p.
     terminal.wait(lambda: "Save" in terminal.screen().splitlines()[-1], "focus back on the panes")
     terminal.keys("p")
     terminal.wait(lambda: "memory · " in terminal.screen(), "the prompt preview")
