@@ -524,6 +524,8 @@ class OryxApp(App[None]):
             self.request_load(self.selected)
 
     def _expire_markers(self) -> None:
+        if not self.dashboard_ready:
+            return  # a timer that fires while the app closes
         now = self.monotonic()
         expired = [a for a, t in self.changed_at.items() if now - t >= CHANGED_MARKER_SECONDS]
         for agent in expired:
@@ -624,6 +626,8 @@ class OryxApp(App[None]):
         )
 
     def _clear_fresh(self) -> None:
+        if not self.dashboard_ready:
+            return  # a timer that fires while the app closes
         for pane in (self.core_pane, self.archival_pane):
             pane.view.fresh = set()
             pane.view.refresh()
