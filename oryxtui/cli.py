@@ -251,9 +251,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     workspace, settings = _open(args)
-    allowed = [*settings.api.allowed_hosts, *args.allow_host]
-    check_bind(args.host, token, allowed)
-    api = create_api(workspace, settings, token, bind_host=args.host, allowed_hosts=allowed)
+    check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host])
+    api = create_api(workspace, settings, token, args.host, args.allow_host)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
     protocol = type(
         "Protocol", (GuardedH11Protocol,), {"header_timeout": settings.api.header_timeout_seconds}
