@@ -11,8 +11,3 @@ def display_text(text: str, limit: int | None = None) -> str:
     if limit is not None:
         text = text[: limit * 2 + 64]  # a row never shows more; keeps 1 MB lines cheap to draw
     return neutralize(text).replace("\t", " ").replace("\n", " ")
-
-
-def display_lines(text: str) -> str:
-    """`text` with its line breaks, every other control shown visibly (for Markdown, logs)."""
-    return neutralize(text)

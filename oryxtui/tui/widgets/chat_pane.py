@@ -16,7 +16,8 @@ from textual.widgets.markdown import MarkdownStream
 
 from oryxtui.agent.loop import LoopEvent
 from oryxtui.agent.messages import Message as ChatMessage
-from oryxtui.tui.text import display_lines, display_text
+from oryxtui.terminal import neutralize
+from oryxtui.tui.text import display_text
 
 TOOL_TEXT_LIMIT = 2000
 
@@ -70,7 +71,7 @@ class ChatPane(Vertical):
             if message.role == "user":
                 widgets.append(Static(Text(display_text(message.content)), classes="chat-user"))
             elif message.role == "assistant" and message.content:
-                widgets.append(Markdown(display_lines(message.content), classes="chat-reply"))
+                widgets.append(Markdown(neutralize(message.content), classes="chat-reply"))
         await log.mount_all(widgets)
         log.scroll_end(animate=False)
 
@@ -97,7 +98,7 @@ class ChatPane(Vertical):
 
     async def apply(self, event: LoopEvent) -> None:
         if event.kind == "text" and self._stream is not None:
-            await self._stream.write(display_lines(event.text))
+            await self._stream.write(neutralize(event.text))
         elif event.kind == "tool_call":
             self._pending_tool = Collapsible(
                 Static(Text(display_text(event.arguments or "")), classes="chat-tool-body"),
