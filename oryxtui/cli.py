@@ -97,7 +97,8 @@ def cmd_memory_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(snapshot.to_json())
     else:
-        _print(snapshot.context() + "\n")  # piped: byte for byte the injected block
+        # Piped: byte for byte the injected block (upstream's load()), and a line break.
+        _print(service.build_context(agent) + "\n")
     return EXIT_OK
 
 

@@ -58,10 +58,28 @@ def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
     # Unicode lower-casing for recall; SQLite's own lower() only folds ASCII.
     connection.create_function("unicode_lower", 1, str.lower, deterministic=True)
     with write_transaction(connection):
+        upgrade_memory_entries(connection)
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 connection.execute(statement)
     return connection
+
+
+def upgrade_memory_entries(connection: sqlite3.Connection) -> bool:
+    """Upstream's MemorySchemaUpgrade: a `memory_entries` table from before per-agent memory
+    gets its `agent_name` column, old rows going to the global memory, and upstream's index.
+    True when it upgraded the table."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(memory_entries)")}
+    if not columns or "agent_name" in columns:
+        return False
+    connection.execute(
+        "ALTER TABLE memory_entries"
+        " ADD COLUMN agent_name VARCHAR(128) NOT NULL DEFAULT '__global__'"
+    )
+    connection.execute(
+        "CREATE INDEX IF NOT EXISTS idx_memory_agent ON memory_entries (agent_name, scope)"
+    )
+    return True
 
 
 def _enable_wal(connection: sqlite3.Connection, busy_timeout_ms: int) -> None:

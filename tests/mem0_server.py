@@ -1,7 +1,7 @@
 """A small mem0-compatible server on 127.0.0.1, in memory, for the mem0 backend's tests.
 
 It implements what oryxtui (and upstream OryxOS) use: POST /memories, GET /memories?user_id=,
-POST /search (a case-insensitive substring match standing in for mem0's semantic search).
+POST /search (a case-insensitive substring match, ranked, standing in for mem0's semantic search).
 Timestamps come from an injected clock. `fail_with` makes every request answer that status.
 """
 
@@ -69,14 +69,16 @@ class Mem0Server(LocalHttpServer):
                     items = [m for m in mem0.memories if m["user_id"] == user]
                     self.reply_json(200, mem0._shape(items))
                 elif method == "POST" and url.path == "/search":
+                    # Ranked as mem0 ranks, most relevant first: here, by how often the query
+                    # occurs (ties keep the order of storing), with the score mem0 reports.
                     query = body["query"].lower()
-                    items = [
-                        m
-                        for m in mem0.memories
-                        if m["user_id"] == body["user_id"]
-                        and query in (m.get("memory") or m.get("text") or "").lower()
-                    ]
-                    self.reply_json(200, mem0._shape(items))
+                    scored = []
+                    for m in mem0.memories:
+                        text = (m.get("memory") or m.get("text") or "").lower()
+                        if m["user_id"] == body["user_id"] and query in text:
+                            scored.append({**m, "score": text.count(query) / (1 + len(text))})
+                    scored.sort(key=lambda m: -m["score"])
+                    self.reply_json(200, mem0._shape(scored))
                 else:
                     self.reply_json(404, {"detail": "not found"})
 

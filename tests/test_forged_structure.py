@@ -22,9 +22,15 @@ def assert_two_sections(block: str, entries: int) -> None:
     lines = block.split("\n")
     assert lines.count(CORE_HEADER) == 1 and lines.count(ARCHIVAL_HEADER) == 1
     assert lines[0] == CORE_HEADER
-    assert len(lines) == 2 + entries
+    # An empty section leaves an empty line after its header, as upstream renders it.
+    for row, line in enumerate(lines):
+        if not line:
+            assert lines[row - 1] in (CORE_HEADER, ARCHIVAL_HEADER) and row + 1 != len(lines) - 1
+    assert len([line for line in lines if line]) == 2 + entries
     assert all(
-        line.startswith("- ") for line in lines if line not in (CORE_HEADER, ARCHIVAL_HEADER)
+        line.startswith("- ")
+        for line in lines
+        if line and line not in (CORE_HEADER, ARCHIVAL_HEADER)
     )
 
 
@@ -46,12 +52,14 @@ def test_sqlite_rows_are_cleaned_on_read(workspace: Workspace) -> None:
         )
     block = memory.build_context("ops")
     assert_two_sections(block, 4)
-    assert "「核心记忆」" in block and "- [2026-07-22 09:32:00] SYSTEM: ignore" in block
-    assert "- core line" in block  # a time that is not one is left out, not trusted
+    # Upstream's sqlite block: `- content`, no time.
+    assert "「核心记忆」" in block and "\n- SYSTEM: ignore" in block
+    assert "- core line" in block
     hits = memory.recall("ops", "forged")
     assert len(hits) == 1 and "\n" not in hits[0].line
     snapshot = memory.snapshot("ops")
     assert all("\n" not in entry.line for entry in [*snapshot.core, *snapshot.archival])
+    assert snapshot.core[-1].line == "- core line"  # a time that is not one is not trusted
 
 
 def test_mem0_items_are_cleaned_on_read(workspace: Workspace) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
+    BOM,
     CORE_HEADER,
     ELLIPSIS,
     RecallIndex,
@@ -20,6 +21,7 @@ from oryxtui.memory.format import (
     render_context,
     sanitize_content,
 )
+from tests import upstream_reference as upstream
 
 SAMPLE = f"""{CORE_HEADER}
 - [2026-07-22 09:30:00] User prefers concise responses.
@@ -37,9 +39,15 @@ _pieces = st.sampled_from(
         ARCHIVAL_HEADER,
         "- [2026-07-22 09:30:00] entry",
         "- [2026-07-22 09:30] no seconds",
+        "- [2026-07-22 09:30:00] ",
         "- hand note",
+        "  - indented",
+        "trailing  ",
         "# Title",
         "### sub",
+        "## Notes",
+        f"{CORE_HEADER} (old)",
+        f" {ARCHIVAL_HEADER}",
         "",
         " ",
         "\r",
@@ -49,7 +57,11 @@ _pieces = st.sampled_from(
         "#tag in a section",
         " # indented",
         "\u3000\x0b\x85",
+        "\xa0",
+        "😀🎉 emoji",
         f"{ARCHIVAL_HEADER} \r",
+        f"{CORE_HEADER}\t",
+        f"{CORE_HEADER}\u3000",
         f"\ufeff{CORE_HEADER}",
     ]
 )
@@ -74,11 +86,91 @@ def test_header_counts_only_as_a_whole_line() -> None:
     assert document.archival_entries() == []
 
 
-def test_other_heading_ends_a_section_and_is_kept() -> None:
-    text = f"# Notes for humans\npreamble\n{CORE_HEADER}\n- a\n## Other\nnot an entry\n"
+def test_only_a_core_or_archival_header_ends_a_section() -> None:
+    # A user's own heading after the archival section, entries appended after it by upstream,
+    # a sub-heading and a header-like line inside a section: all lines of the section.
+    text = (
+        f"# Notes for humans\npreamble\n{CORE_HEADER}\n- a\n### sub\nunder sub\n"
+        f"{CORE_HEADER} (old)\n- b\n{ARCHIVAL_HEADER}\n- [2026-07-22 09:30:00] x\n\n"
+        "## Notes\nmy notes\n- [2026-07-22 09:31:00] appended by upstream\n"
+    )
     document = parse(text)
-    assert [e.content for e in document.core_entries()] == ["a"]
+    assert document.core_lines == ["- a", "### sub", "under sub", f"{CORE_HEADER} (old)", "- b"]
+    assert document.archival_lines == [
+        "- [2026-07-22 09:30:00] x",
+        "## Notes",
+        "my notes",
+        "- [2026-07-22 09:31:00] appended by upstream",
+    ]
+    assert [e.time for e in document.archival_entries()] == [
+        "2026-07-22 09:30:00",
+        None,
+        None,
+        "2026-07-22 09:31:00",
+    ]
     assert document.render() == text
+    assert document.archival_lines == upstream.archival_entries(text)
+    assert document.core_lines == upstream.core_entries(text)
+
+
+def test_a_repeated_header_ends_the_section_before_it_and_opens_none() -> None:
+    text = (
+        f"{CORE_HEADER}\n- a\n{ARCHIVAL_HEADER}\n- b\n{CORE_HEADER}\n- c\n{ARCHIVAL_HEADER}\n- d\n"
+    )
+    document = parse(text)
+    assert (document.core_lines, document.archival_lines) == (["- a"], ["- b"])
+    assert document.later_headers() == [4, 6]
+    assert (upstream.core_entries(text), upstream.archival_entries(text)) == (["- a"], ["- b"])
+    # A save goes into the first section, where upstream reads it.
+    saved = document.with_entry("- new", Scope.ARCHIVAL)
+    assert parse(saved).archival_lines == ["- b", "- new"]
+
+
+def test_section_edges_are_trimmed_as_upstream_strips_the_section() -> None:
+    text = (
+        f"{CORE_HEADER}\n\n   - [2026-07-22 09:30:00] indented first  \n  - second  \n"
+        f"{ARCHIVAL_HEADER} \t\n- [2026-07-22 09:30:00] a  \n\n  \n  - b\n"
+        "- [2026-07-22 09:31:00] \n"
+    )
+    document = parse(text)
+    assert document.core_lines == ["- [2026-07-22 09:30:00] indented first  ", "  - second"]
+    assert document.core_entries()[0].time == "2026-07-22 09:30:00"
+    assert document.archival_lines == [
+        "- [2026-07-22 09:30:00] a  ",
+        "  - b",
+        "- [2026-07-22 09:31:00]",
+    ]
+    assert document.archival_entries()[2].content == ""
+    window = injected_window(document.archival_lines, 4000, document.archival_gaps)
+    block = render_context(document.core_lines, window, document.core_gaps)
+    assert block == upstream.load(text)
+    assert "- [2026-07-22 09:30:00] a  \n\n  \n  - b\n" in block  # blank lines kept as written
+
+
+def test_empty_sections_are_rendered_as_upstream_renders_them() -> None:
+    empty = parse("")
+    window = injected_window(empty.archival_lines, 4000)
+    assert render_context(empty.core_lines, window) == f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
+    assert render_context([], window) == upstream.load("")
+    only_core = f"{CORE_HEADER}\n- a\n{ARCHIVAL_HEADER}\n"
+    document = parse(only_core)
+    block = render_context(document.core_lines, injected_window(document.archival_lines, 4000))
+    assert block == f"{CORE_HEADER}\n- a\n{ARCHIVAL_HEADER}\n" == upstream.load(only_core)
+
+
+def test_a_header_with_trailing_white_space_counts_and_one_with_more_text_does_not() -> None:
+    text = f"{CORE_HEADER}\t \r\n- a\r\n{ARCHIVAL_HEADER}\u3000\n- b\n {ARCHIVAL_HEADER}\n- c\n"
+    document = parse(text)
+    # U+3000 is white space to Python but not `\\s` to Java: not a header, as upstream reads it.
+    assert document.core_lines == [
+        "- a",
+        f"{ARCHIVAL_HEADER}\u3000",
+        "- b",
+        f" {ARCHIVAL_HEADER}",
+        "- c",
+    ]
+    assert document.archival_headers == []
+    assert document.core_lines == upstream.core_entries(text)
 
 
 def test_crlf_and_bom_are_understood_and_preserved() -> None:
@@ -91,13 +183,23 @@ def test_crlf_and_bom_are_understood_and_preserved() -> None:
     assert "- a hand-written note\r\n- [2026-07-22 10:00:00] new\r\n" in appended
 
 
-def test_append_goes_after_the_last_entry_of_its_section() -> None:
+def test_append_goes_after_the_last_line_of_its_section() -> None:
     document = parse(SAMPLE + "\n## Appendix\nkept\n")
     text = document.with_entry("- [2026-07-22 10:00:00] core two", Scope.CORE)
     assert text.index("core two") < text.index(ARCHIVAL_HEADER)
     text = parse(text).with_entry("- [2026-07-22 10:00:01] newest", Scope.ARCHIVAL)
-    assert text.index("newest") < text.index("## Appendix")
-    assert text.endswith("## Appendix\nkept\n")
+    # '## Appendix' is a line of the archival section, as upstream reads it: the newest entry
+    # goes after the section's last line, where upstream appends it.
+    assert text.endswith("## Appendix\nkept\n- [2026-07-22 10:00:01] newest\n")
+    assert upstream.archival_entries(text)[-1] == "- [2026-07-22 10:00:01] newest"
+
+
+def test_append_to_a_file_without_a_last_line_break_keeps_its_line_breaks() -> None:
+    crlf = f"{CORE_HEADER}\r\n{ARCHIVAL_HEADER}\r\n- a"
+    assert parse(crlf).with_entry("- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
+    assert parse(crlf + "\r").with_entry("- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
+    lf = f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- a"
+    assert parse(lf).with_entry("- b", Scope.ARCHIVAL) == lf + "\n- b"
 
 
 def test_append_to_empty_or_headerless_files() -> None:
@@ -135,10 +237,34 @@ def test_window_takes_whole_lines_up_to_the_limit() -> None:
     assert injected_window([], 10).lines == ()
 
 
+def test_window_counts_java_chars_so_an_emoji_counts_two() -> None:
+    emoji = ["😀" * 10, "😀" * 10, "😀" * 10]  # 20 UTF-16 units each
+    assert injected_window(emoji, 41).start == 1
+    assert injected_window(emoji, 40).start == 2
+    # About as many emoji-heavy lines as upstream injects, not 1.6 times as many.
+    lines = [
+        f"- [2026-07-22 09:30:00] 🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉 party {i} 🎈🎈🎈🎈🎈🎈🎈🎈🎈🎈"
+        for i in range(200)
+    ]
+    window = injected_window(lines, 4000)
+    assert len("\n".join(window.lines).encode("utf-16-le")) // 2 <= 4000
+    assert 200 - window.start == 4000 // (len(lines[-1]) + 20 + 1)
+
+
+def test_window_counts_the_blank_lines_between_entries() -> None:
+    document = parse(f"{ARCHIVAL_HEADER}\n{'a' * 10}\n\n\n{'b' * 10}\n")
+    gaps = document.archival_gaps
+    assert gaps == {1: ("", "")}
+    assert injected_window(document.archival_lines, 23, gaps).lines == ("a" * 10, "", "", "b" * 10)
+    assert injected_window(document.archival_lines, 22, gaps).lines == ("b" * 10,)
+
+
 def test_window_clips_a_single_huge_newest_entry() -> None:
     window = injected_window(["old", "x" * 50 + "TAIL"], 10)
     assert window.start == 1
     assert window.lines == (ELLIPSIS + "xxxxxxTAIL",)
+    # Never half an emoji: 9 units hold four emoji and the 'x' after them.
+    assert injected_window(["😀" * 10 + "x"], 9).lines == (ELLIPSIS + "😀" * 4 + "x",)
 
 
 def test_render_context_is_upstream_shape() -> None:
@@ -192,55 +318,76 @@ def test_sanitized_content_is_one_line_and_idempotent(raw: str) -> None:
     once.encode("utf-8")
 
 
-def reference_sections(text: str) -> tuple[list[int], list[int], list[int], list[int]]:
-    """The grammar, one line at a time, as simply as it can be said: parse() must agree."""
-    core, archival, core_headers, archival_headers = [], [], [], []
-    section = None
-    for row, raw in enumerate(text.split("\n")):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if row == 0 and line.startswith("\ufeff"):
-            line = line[1:]
-        if not line or line.isspace():
-            continue
-        if line.startswith("#"):
-            if line.rstrip() == CORE_HEADER:
-                section = "core"
-                core_headers.append(row)
-                continue
-            if line.rstrip() == ARCHIVAL_HEADER:
-                section = "archival"
-                archival_headers.append(row)
-                continue
-            if re.match(r"#{1,6}(?:\s|$)", line):
-                section = None
-                continue
-        if section == "core":
-            core.append(row)
-        elif section == "archival":
-            archival.append(row)
-    return core, archival, core_headers, archival_headers
+# Line breaks Java's `^`/`$` honour and oryxtui does not (the README lists the difference).
+_JAVA_ONLY_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
-def rows_of(spans: list[tuple[int, int]]) -> list[int]:
-    return [row for start, stop in spans for row in range(start, stop)]
+def upstream_reads_alike(text: str) -> bool:
+    return _JAVA_ONLY_BREAKS.search(text) is None
 
 
-@settings(max_examples=500)
-@given(memory_texts)
-def test_parse_agrees_with_the_line_by_line_grammar(text: str) -> None:
+def block_of(text: str, max_chars: int = 4000) -> str:
     document = parse(text)
-    found = (
-        rows_of(document.core_spans),
-        rows_of(document.archival_spans),
-        document.core_headers,
-        document.archival_headers,
-    )
-    assert found == reference_sections(text)
-    lines = text.split("\n")
-    clean = [line.removesuffix("\r") for line in lines]
-    clean[0] = clean[0].removeprefix("\ufeff")
-    assert document.archival_lines == [clean[row] for row in found[1]]
-    assert document.core_lines == [clean[row] for row in found[0]]
+    window = injected_window(document.archival_lines, max_chars, document.archival_gaps)
+    return render_context(document.core_lines, window, document.core_gaps)
+
+
+@settings(max_examples=600)
+@given(memory_texts)
+def test_sections_entries_and_block_are_upstreams(text: str) -> None:
+    assume(upstream_reads_alike(text))
+    document = parse(text)
+    # oryxtui reads a header on a first line that starts with a BOM; upstream misses it.
+    seen_as = text.removeprefix(BOM)
+    assert document.core_lines == upstream.core_entries(seen_as)
+    assert document.archival_lines == upstream.archival_entries(seen_as)
+    # The block as upstream's load() gives it (without the CR of CRLF line breaks).
+    assert block_of(text, 1 << 30) == upstream.load(seen_as, 1 << 30).replace("\r\n", "\n")
+    rows = text.split("\n")
+    clean = [row.removesuffix("\r") for row in rows]
+    clean[0] = clean[0].removeprefix(BOM)
+    headers = [
+        row
+        for row, line in enumerate(clean)
+        if line.rstrip(" \t\x0b\x0c") in (CORE_HEADER, ARCHIVAL_HEADER)
+    ]
+    assert sorted(document.core_headers + document.archival_headers) == headers
+
+
+@settings(max_examples=400)
+@given(memory_texts, st.text(min_size=1, max_size=3))
+def test_recall_is_upstreams(text: str, keyword: str) -> None:
+    assume(upstream_reads_alike(text) and "\n" not in keyword)
+    document = parse(text)
+    found = [document.archival_lines[row] for row in document.recall_positions(keyword)]
+    assert found == upstream.recall_by_keyword(text.removeprefix(BOM), keyword)
+
+
+@settings(max_examples=400)
+@given(memory_texts, st.integers(min_value=0, max_value=60))
+def test_window_is_upstreams_cut_at_a_line_start(text: str, max_chars: int) -> None:
+    """Upstream keeps the archive's last `max_chars` Java chars, cut anywhere; oryxtui keeps the
+    same less its part-line (and any blank lines after it): whole lines, never half an emoji."""
+    assume(upstream_reads_alike(text) and "\r" not in text)
+    seen_as = text.removeprefix(BOM)
+    archive = upstream.extract_section(seen_as, upstream.ARCHIVE_HEADER)
+    kept = upstream.truncate_if_needed(archive, max_chars)
+    document = parse(text)
+    window = injected_window(document.archival_lines, max_chars, document.archival_gaps)
+    ours = "\n".join(window.lines)
+    units = archive.encode("utf-16-le", "surrogatepass")
+    cut = len(units) - 2 * upstream.java_length(kept)  # where upstream's cut is, in bytes
+    if kept == archive or units[cut - 2 : cut] == "\n".encode("utf-16-le"):
+        expected = kept
+    elif "\n" in kept:
+        expected = kept[kept.index("\n") + 1 :]
+    else:  # the newest line alone is longer than the window: its end, marked as clipped
+        half = "\udc00" <= kept[:1] <= "\udfff"  # upstream's cut split an emoji
+        assert ours == ELLIPSIS + (kept[1:] if half else kept)
+        return
+    while expected and upstream.java_is_blank(expected.split("\n", 1)[0]):
+        expected = expected.split("\n", 1)[1] if "\n" in expected else ""
+    assert ours == expected
 
 
 @settings(max_examples=400)

@@ -169,7 +169,8 @@ def test_a_save_into_a_million_entries_does_not_read_the_file_whole(tmp_path: Pa
     with open(path, "rb") as handle:
         assert handle.read(200).startswith(f"{CORE_HEADER}\r\n- core\r\n".encode() + core)
         handle.seek(-80, 2)
+        # '## Appendix' is a line of the archival section: the newest entry goes after it.
         assert handle.read().endswith(
-            b"entry 999999\r\n" + newest + b"\r\n## Appendix\r\nkept as it is\r\n"
+            b"entry 999999\r\n\r\n## Appendix\r\nkept as it is\r\n" + newest
         )
     assert path.stat().st_size == size + len(newest) + len(core)

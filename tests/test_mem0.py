@@ -76,7 +76,22 @@ def test_every_result_shape_and_untagged_or_core_hits(
     assert [e.content for e in snapshot.archival] == ["tea is archival", "untagged tea"]
     assert snapshot.archival[0].time == "2026-07-22 09:30:00"
     hits = memory.recall("ops", "TEA")
-    assert [hit.content for hit in hits] == ["tea is archival", "untagged tea"]  # CORE dropped
+    assert [hit.content for hit in hits] == ["untagged tea", "tea is archival"]  # CORE dropped
+
+
+def test_recall_keeps_the_servers_relevance_order(server: Mem0Server, workspace: Workspace) -> None:
+    memory = MemoryService.open(workspace, mem0_settings(server.base_url), clock=fixed_clock)
+    memory.save("ops", "an old note that mentions deploy once among many other words", "archival")
+    memory.save("ops", "deploy deploy: the deploy checklist", "archival")
+    memory.save("ops", "deploy on Tuesdays", "archival")
+    hits = memory.recall("ops", "deploy")
+    # mem0 ranks by meaning, most relevant first; upstream keeps that order, and so does
+    # oryxtui (it used to re-sort by time).
+    assert [hit.content for hit in hits] == [
+        "deploy deploy: the deploy checklist",
+        "deploy on Tuesdays",
+        "an old note that mentions deploy once among many other words",
+    ]
 
 
 def test_load_keeps_the_newest_hundred_archival(server: Mem0Server, workspace: Workspace) -> None:

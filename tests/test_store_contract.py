@@ -35,9 +35,10 @@ def listed(memory: MemoryService, total: int) -> int:
     return total if limit is None else min(total, limit)
 
 
-def recall_is_local(memory: MemoryService) -> bool:
-    """markdown and sqlite match whole lines, timestamp included; mem0's search is the server's."""
-    return memory.backend != "mem0"
+def recall_matches_the_time(memory: MemoryService) -> bool:
+    """markdown matches whole lines, time included; upstream's sqlite store matches the content
+    column; mem0's search is the server's."""
+    return memory.backend == "markdown"
 
 
 def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryService) -> None:
@@ -53,7 +54,10 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
     assert "core fact one " + "x" * 3000 in context
     assert "core fact two " + "y" * 3000 in context
     archival_part = context.split(ARCHIVAL_HEADER + "\n", 1)[1]
-    assert len(archival_part) <= 4000
+    if memory.backend == "sqlite":  # upstream's sqlite block: the newest 100 rows
+        assert archival_part.count("\n") == 99
+    else:
+        assert len(archival_part) <= 4000
     assert "entry number 499" in archival_part
     assert "entry number 000" not in archival_part
     snapshot = memory.snapshot("alpha")
@@ -68,11 +72,17 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
 def test_load_is_exactly_the_upstream_shape(memory: MemoryService) -> None:
     memory.save("alpha", "likes tea", "core")
     memory.save("alpha", "asked about tea", "archival")
+    # Upstream's sqlite store renders its rows as `- content`, without their time.
+    stamp = "" if memory.backend == "sqlite" else "[2026-07-22 09:30:00] "
     assert memory.build_context("alpha") == (
-        f"{CORE_HEADER}\n- [2026-07-22 09:30:00] likes tea\n"
-        f"{ARCHIVAL_HEADER}\n- [2026-07-22 09:30:00] asked about tea"
+        f"{CORE_HEADER}\n- {stamp}likes tea\n{ARCHIVAL_HEADER}\n- {stamp}asked about tea"
     )
-    assert memory.build_context("beta") == f"{CORE_HEADER}\n{ARCHIVAL_HEADER}"
+    # An empty section leaves an empty line after its header, as upstream's load() does.
+    assert memory.build_context("beta") == f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
+    memory.save("beta", "only archival", "archival")
+    assert memory.build_context("beta") == (
+        f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n- {stamp}only archival"
+    )
 
 
 def test_core_is_never_recalled(memory: MemoryService) -> None:
@@ -95,7 +105,7 @@ def test_recall_is_case_insensitive_oldest_first_over_the_whole_section(
         "second deploy WINDOW note",
     ]
     assert [hit.content for hit in memory.recall("alpha", "école")] == ["ÉCOLE starts in September"]
-    if recall_is_local(memory):
+    if recall_matches_the_time(memory):
         assert len(memory.recall("alpha", "2026-07-22 09:30")) == 303  # the timestamp matches too
 
 

@@ -6,11 +6,13 @@ parser does not understand survives byte for byte; entries are views onto those 
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from types import MappingProxyType
 from typing import overload
 
 CORE_HEADER = "## 核心记忆"
@@ -39,7 +41,27 @@ class MemoryEntry:
 
 
 ENTRY_LINE = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?)\] ?(.*)", re.DOTALL)
-_OTHER_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+
+# What upstream's String.strip() and isBlank() treat as white space (Java's
+# Character.isWhitespace): Python's str.isspace() less U+0085, U+00A0, U+2007 and U+202F.
+JAVA_SPACE = (
+    " \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+)
+# The `\s` a header line may end with in upstream's pattern `(?m)^## 核心记忆\s*$`.
+_HEADER_TAIL = " \t\x0b\x0c\r"
+
+
+def is_blank(line: str) -> bool:
+    """Upstream's isBlank(): empty or only white space (a blank line is never an entry)."""
+    return not line.strip(JAVA_SPACE)
+
+
+def java_length(text: str) -> int:
+    """The length upstream measures: Java chars, i.e. UTF-16 code units (an emoji counts 2)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def entry_from_line(line: str, scope: Scope) -> MemoryEntry:
@@ -139,14 +161,50 @@ class RecallIndex:
         return hits
 
 
+Gaps = Mapping[int, tuple[str, ...]]
+NO_GAPS: Gaps = MappingProxyType({})
+
+
+def with_gaps(lines: Sequence[str], gaps: Gaps, start: int = 0) -> list[str]:
+    """Entry lines from `start` on, with the blank lines written between them (`gaps[i]` are
+    those just before entry i): the section's text as upstream shows it."""
+    if not gaps:
+        return list(lines[start:])
+    text: list[str] = []
+    for index in range(start, len(lines)):
+        if index > start:
+            text.extend(gaps.get(index, ()))
+        text.append(lines[index])
+    return text
+
+
+def trim_edges(lines: list[str], start: bool = True, end: bool = True) -> list[str]:
+    """`lines` (changed in place) with the first trimmed at its start and the last at its end:
+    upstream strips a section's text as a whole."""
+    if lines and start:
+        lines[0] = lines[0].lstrip(JAVA_SPACE)
+    if lines and end:
+        lines[-1] = lines[-1].rstrip(JAVA_SPACE)
+    return lines
+
+
 @dataclass
 class MemoryDocument:
-    """A parsed MEMORY.md. `lines` are the raw lines (split on '\\n', CR and BOM kept)."""
+    """A parsed MEMORY.md. `lines` are the raw lines (split on '\\n', CR and BOM kept).
+
+    Sections are read as upstream OryxOS reads them: a section runs from the first header of its
+    kind to the next core or archival header, or to the end of the file; nothing else ends it,
+    so any other heading inside is a line of the section. A later header of the same kind ends
+    the section before it and opens none. A section's non-blank lines are its entries; as
+    upstream strips the section's text, the first is trimmed at its start, the last at its end.
+    """
 
     lines: list[str]
-    # Runs of entry lines, as (first row, row after the last): big files are mostly one long run.
+    # Runs of entry rows of the two sections, as (first row, row after the last): big files are
+    # mostly one long run; blank rows separate runs.
     core_spans: list[tuple[int, int]] = field(default_factory=list)
     archival_spans: list[tuple[int, int]] = field(default_factory=list)
+    # Every header row; only the first of each kind opens a section.
     core_headers: list[int] = field(default_factory=list)
     archival_headers: list[int] = field(default_factory=list)
     has_cr: bool = True  # some line may end in CR (parse() knows; True is always safe)
@@ -156,21 +214,39 @@ class MemoryDocument:
 
     @cached_property
     def core_lines(self) -> list[str]:
-        return self._clean_lines(self.core_spans)
+        return trim_edges(self.raw_lines(Scope.CORE))
 
     @cached_property
     def archival_lines(self) -> list[str]:
-        return self._clean_lines(self.archival_spans)
+        return trim_edges(self.raw_lines(Scope.ARCHIVAL))
 
-    def _clean_lines(self, spans: list[tuple[int, int]]) -> list[str]:
-        """The lines of `spans` without their CR. (Row 0, which may carry a BOM, is never an
-        entry: a section starts only after its heading.)"""
+    @cached_property
+    def core_gaps(self) -> Gaps:
+        return self._gaps(self.core_spans)
+
+    @cached_property
+    def archival_gaps(self) -> Gaps:
+        return self._gaps(self.archival_spans)
+
+    def raw_lines(self, scope: Scope) -> list[str]:
+        """The entry lines of `scope` without their CR, not trimmed at the section's edges. (Row
+        0, which may carry a BOM, is never an entry: a section starts only after its header.)"""
         lines: list[str] = []
-        for start, stop in spans:
+        for start, stop in self.core_spans if scope is Scope.CORE else self.archival_spans:
             lines += self.lines[start:stop]
         if self.has_cr:  # CRLF files: the slow, exact way
             lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         return lines
+
+    def _gaps(self, spans: list[tuple[int, int]]) -> Gaps:
+        """The blank rows between runs: every row between two runs of a section is blank."""
+        gaps: dict[int, tuple[str, ...]] = {}
+        index = 0
+        for (start, stop), (following, _) in itertools.pairwise(spans):
+            index += stop - start
+            rows = range(stop, following)
+            gaps[index] = tuple(self.lines[row].removesuffix("\r") for row in rows)
+        return gaps
 
     def core_entries(self) -> EntrySequence:
         return EntrySequence(self.core_lines, Scope.CORE)
@@ -186,17 +262,25 @@ class MemoryDocument:
         """Positions (in `archival_lines`) of the lines containing `keyword`, case-insensitively."""
         return self.recall_index.positions(keyword)
 
+    def later_headers(self) -> list[int]:
+        """Rows of the headers after the first of their kind: they open no section, so the
+        lines under them are memory for neither upstream nor oryxtui."""
+        return sorted([*self.core_headers[1:], *self.archival_headers[1:]])
+
     def with_entry(self, line: str, scope: Scope) -> str:
-        """The document's text with `line` appended as the newest entry of `scope`."""
+        """The document's text with `line` appended as the newest entry of `scope`: after the
+        section's last non-blank line, where upstream appends it."""
         doc = self._with_sections(scope)
         eol = "\r" if doc.lines and doc.lines[0].endswith("\r") else ""
         if scope is Scope.CORE:
-            after = doc.core_spans[-1][1] - 1 if doc.core_spans else doc.core_headers[0]
+            spans, headers = doc.core_spans, doc.core_headers
         else:
-            after = (
-                doc.archival_spans[-1][1] - 1 if doc.archival_spans else doc.archival_headers[-1]
-            )
+            spans, headers = doc.archival_spans, doc.archival_headers
+        after = spans[-1][1] - 1 if spans else headers[0]
         lines = doc.lines
+        if after == len(lines) - 1:  # the file's last line, with no line break after it
+            last = lines[after] if lines[after].endswith("\r") else lines[after] + eol
+            return "\n".join([*lines[:after], last, line])
         return "\n".join([*lines[: after + 1], line + eol, *lines[after + 1 :]])
 
     def _with_sections(self, scope: Scope) -> MemoryDocument:
@@ -228,26 +312,29 @@ class MemoryDocument:
         return parse("\n".join(lines))
 
 
-# The only lines parse() must look at one by one: headings (and other lines starting with '#')
-# and blank ones. Every other line is an entry of the section it is in.
-_MARKED_LINE = re.compile(r"\n(?:#[^\n]*|[^\S\n]*)(?=\n|\Z)")
+# The only lines parse() must look at one by one: those that may be headers, and blank ones.
+# Every other line is a line of the section it is in.
+_MARKED_LINE = re.compile(r"\n(?:## [^\n]*|[^\S\n]*)(?=\n|\Z)")
 
 
-def heading_kind(line: str) -> Scope | str | None:
-    """For a line starting with '#': the section it opens, "other" for any other heading (which
-    ends a section), or None when it is not a heading (say '#tag', an entry like any other)."""
-    stripped = line.rstrip()
+def heading_kind(line: str) -> Scope | None:
+    """The section a line opens: upstream's header pattern `(?m)^## 核心记忆\\s*$` (and the
+    archival one), i.e. the header at the line's start and nothing after it but `\\s`."""
+    if not line.startswith("## "):
+        return None
+    stripped = line.rstrip(_HEADER_TAIL)
     if stripped == CORE_HEADER:
         return Scope.CORE
     if stripped == ARCHIVAL_HEADER:
         return Scope.ARCHIVAL
-    return "other" if _OTHER_HEADING.match(line) else None
+    return None
 
 
 def parse(text: str) -> MemoryDocument:
     """Parse MEMORY.md text; never fails, whatever the text."""
     doc = MemoryDocument(text.split("\n"), has_cr="\r" in text)
     section: Scope | None = None
+    opened: set[Scope] = set()
     run_start = 0  # the first row not yet given to a section
 
     def close_run(stop: int) -> None:
@@ -269,22 +356,18 @@ def parse(text: str) -> MemoryDocument:
     for row in marked_rows():
         close_run(row)
         run_start = row + 1
-        raw = doc.lines[row]
-        line = raw[:-1] if raw.endswith("\r") else raw
+        line = doc.lines[row]
         if row == 0 and line.startswith(BOM):
-            line = line[1:]
-        if not line or line.isspace():
+            line = line[1:]  # upstream misses a header after a BOM; oryxtui does not
+        if is_blank(line):
             continue
-        if line.startswith("#"):
-            kind = heading_kind(line)
-            if kind is not None:
-                section = kind if isinstance(kind, Scope) else None
-                if kind is Scope.CORE:
-                    doc.core_headers.append(row)
-                elif kind is Scope.ARCHIVAL:
-                    doc.archival_headers.append(row)
-                continue
-        run_start = row  # an entry line after all (row 0 without '#', or '#tag' in a section)
+        kind = heading_kind(line)
+        if kind is not None:
+            (doc.core_headers if kind is Scope.CORE else doc.archival_headers).append(row)
+            section = None if kind in opened else kind
+            opened.add(kind)
+            continue
+        run_start = row  # a line of the section after all ('## Notes', or row 0)
         close_run(row + 1)
         run_start = row + 1
     close_run(len(doc.lines))
@@ -293,27 +376,52 @@ def parse(text: str) -> MemoryDocument:
 
 @dataclass(frozen=True, slots=True)
 class InjectedWindow:
-    """Which archival lines are injected: from `start` on, or only the clipped newest line."""
+    """Which archival entries are injected: from entry `start` on, and the text lines that are
+    (the entries with the blank lines between them, or only the clipped newest entry)."""
 
     start: int
     lines: tuple[str, ...]
 
 
-def injected_window(archival_lines: Sequence[str], max_chars: int) -> InjectedWindow:
-    """The longest run of whole newest lines whose '\\n'-joined length is at most `max_chars`."""
-    total, start = -1, len(archival_lines)
-    for row in range(len(archival_lines) - 1, -1, -1):
-        total += len(archival_lines[row]) + 1
+def _java_tail(text: str, limit: int) -> str:
+    """The longest end of `text` at most `limit` Java chars long, never half a character."""
+    if limit <= 0:
+        return ""
+    if text.isascii():
+        return text[max(0, len(text) - limit) :]
+    count, cut = 0, len(text)
+    for index in range(len(text) - 1, -1, -1):
+        count += 2 if text[index] > "\uffff" else 1
+        if count > limit:
+            break
+        cut = index
+    return text[cut:]
+
+
+def injected_window(
+    archival_lines: Sequence[str], max_chars: int, gaps: Gaps = NO_GAPS
+) -> InjectedWindow:
+    """The longest run of whole newest entries whose text as injected ('\\n'-joined, with the
+    blank lines between them) is at most `max_chars` long, counted in Java chars as upstream
+    counts its window. Upstream cuts mid-line; oryxtui keeps whole lines."""
+    count = len(archival_lines)
+    total, start = -1, count
+    for row in range(count - 1, -1, -1):
+        total += java_length(archival_lines[row]) + 1
+        if gaps and row + 1 < count:
+            total += sum(java_length(gap) + 1 for gap in gaps.get(row + 1, ()))
         if total > max_chars:
             break
         start = row
-    if start == len(archival_lines) and archival_lines:
-        newest = archival_lines[-1]
-        tail = newest[len(newest) - max_chars :] if max_chars > 0 else ""
-        return InjectedWindow(len(archival_lines) - 1, (ELLIPSIS + tail,))
-    return InjectedWindow(start, tuple(archival_lines[start:]))
+    if start == count and archival_lines:
+        return InjectedWindow(count - 1, (ELLIPSIS + _java_tail(archival_lines[-1], max_chars),))
+    return InjectedWindow(start, tuple(with_gaps(archival_lines, gaps, start)))
 
 
-def render_context(core_lines: Sequence[str], window: InjectedWindow) -> str:
-    """The memory block exactly as injected, in upstream's shape (headers and entry lines only)."""
-    return "\n".join([CORE_HEADER, *core_lines, ARCHIVAL_HEADER, *window.lines])
+def render_context(
+    core_lines: Sequence[str], window: InjectedWindow, core_gaps: Gaps = NO_GAPS
+) -> str:
+    """The memory block exactly as upstream's load() builds it: each header, a line break, its
+    section's text; so an empty section leaves an empty line after its header."""
+    core = "\n".join(with_gaps(core_lines, core_gaps))
+    return f"{CORE_HEADER}\n{core}\n{ARCHIVAL_HEADER}\n" + "\n".join(window.lines)

@@ -158,13 +158,13 @@ class MarkdownMemoryStore:
         max_chars = self.archival_max_chars
         with self._large(path, self.large_file_bytes) as large:
             tail = large and sections.read_tail(*large, max(1 << 16, 16 * max_chars))
-            # Exact when the newest lines read hold more than the window can take.
-            if tail and sum(len(line) + 1 for line in tail.archival_lines) - 1 > max_chars:
-                window = injected_window(tail.archival_lines, max_chars)
-                return render_context(tail.core_lines, window)
+            if tail:
+                window = injected_window(tail.archival_lines, max_chars, tail.archival_gaps)
+                if window.start > 0:  # the newest lines read hold more than the window takes
+                    return render_context(tail.core_lines, window, tail.core_gaps)
         document = self.read(path).document
-        window = injected_window(document.archival_lines, max_chars)
-        return render_context(document.core_lines, window)
+        window = injected_window(document.archival_lines, max_chars, document.archival_gaps)
+        return render_context(document.core_lines, window, document.core_gaps)
 
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         path = self._path(agent)
@@ -194,26 +194,37 @@ class MarkdownMemoryStore:
                         backend=self.name,
                         core=EntrySequence(tail.core_lines, Scope.CORE),
                         archival=EntrySequence(tail.archival_lines, Scope.ARCHIVAL),
-                        window=injected_window(tail.archival_lines, self.archival_max_chars),
+                        window=injected_window(
+                            tail.archival_lines, self.archival_max_chars, tail.archival_gaps
+                        ),
                         source=path,
                         partial=Partial(large[1], tail.older_bytes),
                     )
         loaded = self.read(path)
         document = loaded.document
-        warning = None
+        warnings = []
         if loaded.undecodable:
-            warning = (
+            warnings.append(
                 f"{path} is not valid UTF-8: undecodable bytes are shown as �, "
                 "and saving is refused until the file is fixed."
+            )
+        if later := document.later_headers():
+            rows = ", ".join(str(row + 1) for row in later[:3]) + (", …" if len(later) > 3 else "")
+            warnings.append(
+                f"{path} repeats a section header (line {rows}); like OryxOS, oryxtui reads only "
+                "the first section of each kind, so the lines under a repeated header are not "
+                "memory — merge them into the first section."
             )
         return MemorySnapshot(
             agent=agent,
             backend=self.name,
             core=document.core_entries(),
             archival=document.archival_entries(),
-            window=injected_window(document.archival_lines, self.archival_max_chars),
+            window=injected_window(
+                document.archival_lines, self.archival_max_chars, document.archival_gaps
+            ),
             source=path,
-            warning=warning,
+            warning=" ".join(warnings) or None,
             blank_file=not self._has_text(loaded.text),
         )
 
@@ -450,7 +461,7 @@ class MarkdownMemoryStore:
             place = sections.insertion_point(fd, size, entry.scope)
             if place is None:
                 return None
-            line = (entry.line + place.eol).encode("utf-8")
+            line = entry.line.encode("utf-8")
             try:
                 chunks = sections.copy_with(fd, size, place, line)
                 temp = write_temp(path, chunks, _TEMP_PREFIX, _TEMP_SUFFIX)

@@ -138,8 +138,8 @@ class Mem0MemoryStore:
                 },
             )
         )
+        # In the server's order, most relevant first, as upstream returns them.
         hits = [item for item in found if _scope_of(item) != "CORE"]
-        hits.sort(key=lambda item: str(item.get("created_at") or ""))
         return [entry_from_line(_line(item), Scope.ARCHIVAL) for item in hits]
 
     def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:

@@ -17,9 +17,14 @@ from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     BOM,
     CORE_HEADER,
+    NO_GAPS,
+    Gaps,
+    MemoryDocument,
     Scope,
     heading_kind,
+    is_blank,
     parse,
+    trim_edges,
 )
 
 CHUNK_BYTES = 4 << 20
@@ -29,26 +34,28 @@ _BOM = BOM.encode("utf-8")
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """The bytes [start, end) under one core or archival heading, up to the next heading."""
+    """The bytes [start, end) of a core or archival section: after the first header of its
+    kind, up to the next core or archival header (or the file's end)."""
 
     scope: Scope
     start: int
     end: int
 
 
-def _heading_at(fd: int, offset: int, size: int) -> Scope | str | None:
+def _heading_at(fd: int, offset: int, size: int) -> Scope | None:
     line = os.pread(fd, _PEEK, offset)
-    if not line.startswith(b"#") and not (offset == 0 and line.startswith(_BOM + b"#")):
+    if not line.startswith(b"## ") and not (offset == 0 and line.startswith(_BOM + b"## ")):
         return None
     if b"\n" not in line and offset + len(line) < size:  # a long line: read all of it
         line = os.pread(fd, _line_end(fd, offset, size) - offset, offset)
-    text = line.split(b"\n", 1)[0].decode("utf-8", errors="replace").removesuffix("\r")
+    text = line.split(b"\n", 1)[0].decode("utf-8", errors="replace")
     return heading_kind(text.removeprefix(BOM) if offset == 0 else text)
 
 
 def section_bodies(fd: int, size: int) -> list[Body]:
-    """Every core and archival section of the file, in order, found without decoding entries."""
-    headings: list[tuple[int, Scope | str]] = []
+    """The core and the archival section of the file, in order, found without decoding
+    entries; as `parse` reads them."""
+    headings: list[tuple[int, Scope]] = []
     first = _heading_at(fd, 0, size)
     if first is not None:
         headings.append((0, first))
@@ -59,18 +66,19 @@ def section_bodies(fd: int, size: int) -> list[Body]:
             break
         window = previous + chunk
         base = position - len(previous)
-        hit = window.find(b"\n#")
+        hit = window.find(b"\n## ")
         while hit >= 0:
             start = base + hit + 1
             kind = _heading_at(fd, start, size)
             if kind is not None:
                 headings.append((start, kind))
-            hit = window.find(b"\n#", hit + 1)
-        previous = chunk[-1:]
+            hit = window.find(b"\n## ", hit + 1)
+        previous = window[-3:]  # a "\n## " may straddle two chunks
         position += len(chunk)
-    bodies = []
+    bodies, opened = [], set()
     for index, (start, kind) in enumerate(headings):
-        if isinstance(kind, Scope):
+        if kind not in opened:
+            opened.add(kind)
             line_end = _line_end(fd, start, size)
             end = headings[index + 1][0] if index + 1 < len(headings) else size
             bodies.append(Body(kind, min(line_end, end), end))
@@ -88,11 +96,15 @@ def _line_end(fd: int, offset: int, size: int) -> int:
     return size
 
 
-def _lines_of(scope: Scope, data: bytes, errors: str = "strict") -> list[str]:
-    """The entry lines of a piece of a section body, exactly as `parse` would find them."""
+def _piece(scope: Scope, data: bytes, errors: str = "strict") -> MemoryDocument:
+    """A piece of a section body (whole lines), parsed as `parse` parses the section."""
     header = CORE_HEADER if scope is Scope.CORE else ARCHIVAL_HEADER
-    document = parse(header + "\n" + data.decode("utf-8", errors=errors))
-    return document.core_lines if scope is Scope.CORE else document.archival_lines
+    return parse(header + "\n" + data.decode("utf-8", errors=errors))
+
+
+def _lines_of(scope: Scope, data: bytes, errors: str = "strict") -> list[str]:
+    """The entry lines of a piece of a section body, not trimmed at the piece's edges."""
+    return _piece(scope, data, errors).raw_lines(scope)
 
 
 def chunks(fd: int, body: Body) -> Iterator[bytes]:
@@ -113,50 +125,55 @@ def chunks(fd: int, body: Body) -> Iterator[bytes]:
 
 
 def body_lines(fd: int, body: Body, errors: str) -> Iterator[list[str]]:
-    """The entry lines of `body`, chunk by chunk (`errors` as for bytes.decode)."""
+    """The entry lines of `body`, chunk by chunk (`errors` as for bytes.decode), the first and
+    the last trimmed as the whole section's text is."""
+    held: list[str] | None = None
     for data in chunks(fd, body):
-        yield _lines_of(body.scope, data, errors)
+        lines = _lines_of(body.scope, data, errors)
+        if not lines:
+            continue
+        if held is None:
+            trim_edges(lines, end=False)
+        else:
+            yield held
+        held = lines
+    if held is not None:
+        yield trim_edges(held, start=False)
 
 
 @dataclass(frozen=True)
 class Tail:
-    """The file's core entries and its newest archival entries; `older_bytes` were left out."""
+    """The file's core entries and its newest archival entries (each with the blank lines
+    between them); `older_bytes` of the archival section were left out."""
 
     core_lines: list[str]
+    core_gaps: Gaps
     archival_lines: list[str]
+    archival_gaps: Gaps
     older_bytes: int
 
 
 def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
     """Core plus about `newest_bytes` of the newest archival entries; None when the whole file
     is as cheap (or has no archival section, or the part read is not UTF-8)."""
-    bodies = section_bodies(fd, size)
-    archival = [body for body in bodies if body.scope is Scope.ARCHIVAL]
-    if sum(body.end - body.start for body in archival) <= newest_bytes:
+    bodies = {body.scope: body for body in section_bodies(fd, size)}
+    archival = bodies.get(Scope.ARCHIVAL)
+    if archival is None or archival.end - archival.start <= newest_bytes:
         return None
     try:
-        core = [line for b in bodies if b.scope is Scope.CORE for line in _whole(fd, b)]
-        kept: list[list[str]] = []
-        budget, older = newest_bytes, 0
-        for body in reversed(archival):
-            if budget <= 0:
-                older += body.end - body.start
-                continue
-            start = body.start
-            if body.end - body.start > budget:
-                start = _line_end(fd, body.end - budget, body.end)
-                older += start - body.start
-            kept.append(_lines_of(Scope.ARCHIVAL, os.pread(fd, body.end - start, start)))
-            # Once a body is cut, every older body is left out, even if the cut kept nothing.
-            budget = 0 if start > body.start else budget - (body.end - start)
+        core_lines: list[str] = []
+        core_gaps: Gaps = NO_GAPS
+        if Scope.CORE in bodies:
+            core = bodies[Scope.CORE]
+            document = _piece(Scope.CORE, os.pread(fd, core.end - core.start, core.start))
+            core_lines, core_gaps = document.core_lines, document.core_gaps
+        start = _line_end(fd, archival.end - newest_bytes, archival.end)
+        piece = _piece(Scope.ARCHIVAL, os.pread(fd, archival.end - start, start))
     except UnicodeDecodeError:
         return None
-    lines = [line for piece in reversed(kept) for line in piece]
-    return Tail(core, lines, older)
-
-
-def _whole(fd: int, body: Body) -> list[str]:
-    return _lines_of(body.scope, os.pread(fd, body.end - body.start, body.start))
+    # The piece's first line is the section's first only when nothing was left out.
+    lines = trim_edges(piece.raw_lines(Scope.ARCHIVAL), start=start == archival.start)
+    return Tail(core_lines, core_gaps, lines, piece.archival_gaps, start - archival.start)
 
 
 def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str]]]:
@@ -167,8 +184,7 @@ def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str
 
 
 def _is_entry(line: bytes) -> bool:
-    text = line.decode("utf-8", errors="replace").removesuffix("\r")
-    return bool(text) and not text.isspace()
+    return not is_blank(line.decode("utf-8", errors="replace"))
 
 
 def _last_entry_end(fd: int, body: Body) -> int | None:
@@ -191,35 +207,34 @@ def _last_entry_end(fd: int, body: Body) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Insertion:
-    """Where `MemoryDocument.with_entry` puts a new entry, in bytes: `text` goes in at `offset`."""
+    """Where `MemoryDocument.with_entry` puts a new entry, in bytes: `before`, the entry line
+    and `after` go in at `offset` (one of them is the file's line break, CRLF or LF)."""
 
     offset: int
-    before: bytes  # b"\n" when the line it follows ends the file without a line break
-    after: bytes  # b"\n" otherwise
-    eol: str  # "\r" in a CRLF file
+    before: bytes
+    after: bytes
 
 
 def insertion_point(fd: int, size: int, scope: Scope) -> Insertion | None:
     """The place for a new `scope` entry: after that section's last entry line, or after its
-    heading (the first core heading, the last archival one). None when the file has no heading
-    for `scope` yet: then the whole-file path adds one."""
-    mine = [body for body in section_bodies(fd, size) if body.scope is scope]
-    if not mine:
+    header. None when the file has no header for `scope` yet: then the whole-file path adds
+    one."""
+    body = next((body for body in section_bodies(fd, size) if body.scope is scope), None)
+    if body is None:
         return None
-    for body in reversed(mine):
-        line_end = _last_entry_end(fd, body)
-        if line_end is not None:
-            break
-    else:
-        heading = mine[0] if scope is Scope.CORE else mine[-1]
-        ends_with_break = os.pread(fd, 1, heading.start - 1) == b"\n"
-        line_end = heading.start - 1 if ends_with_break else heading.start
+    line_end = _last_entry_end(fd, body)
+    if line_end is None:
+        ends_with_break = os.pread(fd, 1, body.start - 1) == b"\n"
+        line_end = body.start - 1 if ends_with_break else body.start
     first_end = _line_end(fd, 0, size)
     tail = os.pread(fd, 2, max(0, first_end - 2))  # the first line's last bytes
     eol = "\r" if tail.removesuffix(b"\n").endswith(b"\r") else ""
+    line_break = (eol + "\n").encode()
     if line_end < size:  # the line ends with a line break at `line_end`
-        return Insertion(line_end + 1, b"", b"\n", eol)
-    return Insertion(size, b"\n", b"", eol)
+        return Insertion(line_end + 1, b"", line_break)
+    # The file's last line, with no line break (perhaps half of one: a CR).
+    ends_in_cr = size > 0 and os.pread(fd, 1, size - 1) == b"\r"
+    return Insertion(size, b"\n" if ends_in_cr else line_break, b"")
 
 
 def copy_with(fd: int, size: int, insertion: Insertion, text: bytes) -> Iterator[bytes]:

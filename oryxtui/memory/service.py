@@ -35,7 +35,7 @@ def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStor
     if memory.backend == "markdown":
         return MarkdownMemoryStore(workspace, memory.archival_max_chars)
     if memory.backend == "sqlite":
-        return SqliteMemoryStore(workspace, memory.archival_max_chars)
+        return SqliteMemoryStore(workspace)
     if memory.backend == "mem0":
         from oryxtui.memory.mem0_store import Mem0MemoryStore
 

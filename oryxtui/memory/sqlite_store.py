@@ -11,13 +11,14 @@ from oryxtui.errors import MemoryWriteError
 from oryxtui.memory.format import (
     TIME_FORMAT,
     EntrySequence,
+    InjectedWindow,
     MemoryEntry,
     Scope,
     clean_entry_line,
     entry_from_line,
     entry_line,
-    injected_window,
     render_context,
+    sanitize_content,
 )
 from oryxtui.memory.store import MemorySnapshot
 from oryxtui.workspace import Workspace
@@ -43,6 +44,17 @@ def _row_line(created: object, content: object) -> str:
     return clean_entry_line(_time_text(created), str(content))
 
 
+def _block_line(content: object) -> str:
+    """A row as upstream's memory block shows it, `- ` and the content (no time), cleaned as a
+    save is so that no row can add a header or a line to the block."""
+    return "- " + sanitize_content(str(content))
+
+
+def _window(lines: list[str]) -> InjectedWindow:
+    """Upstream injects the newest 100 archival rows whatever their length."""
+    return InjectedWindow(0, tuple(lines))
+
+
 def _like_pattern(keyword: str) -> str:
     escaped = keyword.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -51,9 +63,8 @@ def _like_pattern(keyword: str) -> str:
 class SqliteMemoryStore:
     name = "sqlite"
 
-    def __init__(self, workspace: Workspace, archival_max_chars: int = 4000) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self.archival_max_chars = archival_max_chars
         self._local = threading.local()
 
     def _connection(self) -> sqlite3.Connection:
@@ -72,8 +83,10 @@ class SqliteMemoryStore:
         except sqlite3.Error as exc:
             raise database.failure(self.workspace.db_path, exc) from None
 
-    def _lines(self, agent: str | None, scope: Scope, newest: int | None = None) -> list[str]:
-        """Entry lines of one scope, oldest first; only the `newest` N rows when given."""
+    def _rows(
+        self, agent: str | None, scope: Scope, newest: int | None = None
+    ) -> list[tuple[object, object]]:
+        """(created_at, content) of one scope's rows, oldest first; the `newest` N if given."""
         params: tuple[object, ...] = (agent or GLOBAL_AGENT, _SCOPES[scope])
         selected = (
             "SELECT id, created_at, content FROM memory_entries WHERE agent_name = ? AND scope = ?"
@@ -82,7 +95,7 @@ class SqliteMemoryStore:
             selected += " ORDER BY id DESC LIMIT ?"
             params = (*params, newest)
         rows = self._query(f"SELECT created_at, content FROM ({selected}) ORDER BY id", params)
-        return [_row_line(created, content) for created, content in rows]
+        return [(created, content) for created, content in rows]
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
         connection = self._connection()
@@ -100,17 +113,19 @@ class SqliteMemoryStore:
         return entry_from_line(entry_line(time, content), scope)
 
     def load(self, agent: str | None) -> str:
-        core = self._lines(agent, Scope.CORE)
-        recent = self._lines(agent, Scope.ARCHIVAL, newest=ARCHIVAL_LOAD_ROWS)
-        return render_context(core, injected_window(recent, self.archival_max_chars))
+        core = [_block_line(content) for _, content in self._rows(agent, Scope.CORE)]
+        recent = self._rows(agent, Scope.ARCHIVAL, newest=ARCHIVAL_LOAD_ROWS)
+        return render_context(core, _window([_block_line(content) for _, content in recent]))
 
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+        """Rows whose content holds `keyword`, case-insensitively, oldest first: upstream's
+        `LOWER(content) LIKE`, with `%` and `_` taken literally."""
         if not keyword or "\n" in keyword:
             return []
         rows = self._query(
             "SELECT created_at, content FROM memory_entries"
             " WHERE agent_name = ? AND scope = 'ARCHIVAL'"
-            " AND unicode_lower('- [' || created_at || '] ' || content) LIKE ? ESCAPE '\\'"
+            " AND unicode_lower(content) LIKE ? ESCAPE '\\'"
             " ORDER BY id",
             (agent or GLOBAL_AGENT, _like_pattern(keyword.lower())),
         )
@@ -120,16 +135,16 @@ class SqliteMemoryStore:
         ]
 
     def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
-        core = self._lines(agent, Scope.CORE)
-        archival = self._lines(agent, Scope.ARCHIVAL)
-        candidates = len(archival) - min(len(archival), ARCHIVAL_LOAD_ROWS)
-        window = injected_window(archival[candidates:], self.archival_max_chars)
+        core = self._rows(agent, Scope.CORE)
+        archival = self._rows(agent, Scope.ARCHIVAL)
+        injected = len(archival) - min(len(archival), ARCHIVAL_LOAD_ROWS)
+        window = _window([_block_line(content) for _, content in archival[injected:]])
         return MemorySnapshot(
             agent=agent,
             backend=self.name,
-            core=EntrySequence(core, Scope.CORE),
-            archival=EntrySequence(archival, Scope.ARCHIVAL),
-            window=type(window)(candidates + window.start, window.lines),
+            core=EntrySequence([_row_line(*row) for row in core], Scope.CORE),
+            archival=EntrySequence([_row_line(*row) for row in archival], Scope.ARCHIVAL),
+            window=InjectedWindow(injected, window.lines),
             source=self.workspace.db_path,
         )
 

@@ -12,7 +12,6 @@ from oryxtui.memory.format import (
     InjectedWindow,
     MemoryEntry,
     Scope,
-    render_context,
 )
 
 
@@ -43,9 +42,6 @@ class MemorySnapshot:
     def window_start(self) -> int:
         """Index of the first archival entry inside the injected window."""
         return self.window.start
-
-    def context(self) -> str:
-        return render_context([entry.line for entry in self.core], self.window)
 
     def archival_lines(self) -> Sequence[str]:
         """The raw archival lines (what recall and the filter match against)."""
