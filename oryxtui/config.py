@@ -52,12 +52,17 @@ class MemorySettings(_Section):
     archival_max_chars: int = Field(4000, ge=0)
     # The longest entry a save accepts (after flattening to one line).
     max_entry_chars: int = Field(DEFAULT_MAX_ENTRY_CHARS, ge=1)
-    footprint: bool = True
+    # Off, as upstream since 86b6bab: a `触发「question」⇒ reply` entry after every turn floods
+    # recall with echoed questions, and weak models repeat them.
+    footprint: bool = False
     mem0: Mem0Settings = Mem0Settings()
 
 
 class PromptSettings(_Section):
     max_history_turns: int = Field(20, ge=1)
+    # Upstream's `当前日期时间：yyyy-MM-dd HH:mm` line before the memory block, so the agent
+    # knows "now" when it reads timestamped memory.
+    current_time: bool = True
 
 
 class LlmSettings(_Section):

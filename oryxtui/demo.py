@@ -35,12 +35,11 @@ AGENTS = {
             "Summaries: three bullet points max, then one line on limitations.",
         ],
         "archival": [
-            "触发「summarise MemGPT」⇒ Virtual context management: main vs external memory, "
-            "paged by the LLM itself.",
+            "MemGPT: virtual context management, main vs external memory, paged by the LLM itself.",
             "Reading list: Generative Agents (Park et al. 2023), Reflexion, MemoryBank.",
-            "触发「what is RAPTOR」⇒ Recursive tree of summaries for retrieval over long docs.",
+            "RAPTOR builds a recursive tree of summaries for retrieval over long documents.",
             "User found the Reflexion ablations unconvincing; wants a replication.",
-            "触发「compare BM25 vs dense」⇒ Hybrid wins on the user's internal eval by 6 points.",
+            "On the user's internal eval, hybrid BM25 + dense retrieval beats dense by 6 points.",
         ],
     },
     "ops-bot": {
@@ -60,7 +59,8 @@ AGENTS = {
         "body": "Prefer active voice. Keep release notes under 200 words.",
         "core": ["House style: sentence-case headings, no exclamation marks."],
         "archival": [
-            "触发「draft notes for 2.4」⇒ Drafted: faster settlement export, new retry dashboard.",
+            "Release notes 2.4 drafted: faster settlement export, new retry dashboard.",
+            "用户希望发布说明同时提供中文版，术语沿用 PAY/Glossary。",
             "User wants the RFC template to start with 'Problem', not 'Background'.",
         ],
     },
@@ -68,25 +68,30 @@ AGENTS = {
 
 _SERVICES = ["ledger", "gateway", "settlement", "risk-engine", "payout", "notifier", "fx-rates"]
 _EVENTS = [
-    "触发「deploy {svc} {ver}」⇒ Deployed {svc} {ver} to pay-prod-hz, canary 10% then 100%.",
-    "触发「why is {svc} slow」⇒ p99 latency up from 120ms to 480ms after GC change; rolled back.",
+    "Deployed {svc} {ver} to pay-prod-hz: canary 10% then 100%, no errors.",
+    "{svc} p99 latency rose from 120ms to 480ms after a GC change; the change was rolled back.",
     "{svc}: connection pool raised from 50 to 80 after the {day} incident.",
-    "触发「rollback {svc}」⇒ Rolled back {svc} to {ver}; error rate back under 0.1%.",
+    "Rolled back {svc} to {ver}; error rate back under 0.1%.",
     "Runbook for {svc} updated: restart order is replica first, then primary.",
-    "触发「who owns {svc}」⇒ Team Falcon (lead: Ravi); Slack #team-falcon.",
+    "{svc} is owned by Team Falcon (lead: Ravi); Slack #team-falcon.",
+    "{svc} 的告警阈值在{zh_day}复盘后从 1% 调整为 0.5%。",
 ]
 
 
 def _ops_archival(rng: random.Random, count: int) -> list[str]:
     days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-    return [
-        rng.choice(_EVENTS).format(
-            svc=rng.choice(_SERVICES),
-            ver=f"v{rng.randint(1, 4)}.{rng.randint(0, 19)}.{rng.randint(0, 9)}",
-            day=rng.choice(days),
+    entries = []
+    for _ in range(count):
+        weekday = rng.randrange(len(days))
+        entries.append(
+            rng.choice(_EVENTS).format(
+                svc=rng.choice(_SERVICES),
+                ver=f"v{rng.randint(1, 4)}.{rng.randint(0, 19)}.{rng.randint(0, 9)}",
+                day=days[weekday],
+                zh_day="周" + "一二三四五"[weekday],
+            )
         )
-        for _ in range(count)
-    ]
+    return entries
 
 
 def _agent_markdown(name: str, spec: dict) -> str:

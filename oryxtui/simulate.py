@@ -16,12 +16,13 @@ from oryxtui.config import load_settings
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace
 
-_TRIGGERS = [
-    ("status of the ledger deploy", "ledger v4.2.1 is at 100%, error rate 0.02%."),
-    ("any alerts overnight", "One: payout p99 spiked at 03:12 for 4 minutes, self-healed."),
-    ("remind me of the freeze", "Code freeze starts Friday 18:00 for the quarter close."),
-    ("who is on call", "Mei Lin is primary, Ravi secondary, until Monday 10:00."),
-    ("summarise today's incidents", "No P1s. One P3: fx-rates cache miss storm, fixed."),
+_FACTS = [
+    "ledger v4.2.1 is at 100%, error rate 0.02%.",
+    "Overnight: payout p99 spiked at 03:12 for 4 minutes and self-healed.",
+    "Code freeze starts Friday 18:00 for the quarter close.",
+    "Mei Lin is primary on call, Ravi secondary, until Monday 10:00.",
+    "No P1s today; one P3: an fx-rates cache miss storm, fixed.",
+    "网关 gateway 的值班交接改到周一 10:00。",
 ]
 
 
@@ -32,10 +33,9 @@ def main(root: str, interval: float = 2.0) -> None:
     parent = os.getppid()
     while os.getppid() == parent:
         agents = workspace.list_agents() or [None]
-        question, answer = rng.choice(_TRIGGERS)
         agent = rng.choice(agents)
         try:
-            service.save(agent, f"触发「{question}」⇒ {answer}", "archival")
+            service.save(agent, rng.choice(_FACTS), "archival")
         except Exception as exc:
             print(f"simulated agent: {exc}", file=sys.stderr)
         time.sleep(interval * rng.uniform(0.6, 1.4))

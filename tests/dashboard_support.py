@@ -24,7 +24,7 @@ ALPHA_MEMORY = (
     "- [2026-07-20 08:00:00] User prefers concise responses, no bullet lists.\n"
     f"{ARCHIVAL_HEADER}\n"
     + "".join(
-        f"- [2026-07-21 {9 + i // 60:02d}:{i % 60:02d}:00] 触发「question {i}」⇒ answer number {i} "
+        f"- [2026-07-21 {9 + i // 60:02d}:{i % 60:02d}:00] note on question {i}: answer number {i} "
         "with enough words to fill a line of the archival pane\n"
         for i in range(60)
     )

@@ -9,7 +9,7 @@ import pytest
 
 from oryxtui.agent.loop import Agent, LoopEvent
 from oryxtui.agent.sessions import SessionStore, session_id_for
-from oryxtui.config import LlmSettings, Settings
+from oryxtui.config import LlmSettings, MemorySettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import CORE_HEADER
 from oryxtui.workspace import Workspace
@@ -31,8 +31,13 @@ def agent_workspace(workspace: Workspace) -> Workspace:
     return workspace
 
 
-def make_runner(workspace: Workspace, base_url: str, stream: bool = True) -> Agent:
-    settings = Settings(llm=LlmSettings(base_url=base_url, model="test-model", stream=stream))
+def make_runner(
+    workspace: Workspace, base_url: str, stream: bool = True, footprint: bool = False
+) -> Agent:
+    settings = Settings(
+        llm=LlmSettings(base_url=base_url, model="test-model", stream=stream),
+        memory=MemorySettings(footprint=footprint),
+    )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
     return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
 
@@ -88,7 +93,8 @@ def test_save_then_recall_then_answer(agent_workspace: Workspace, stream: bool) 
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
     memory = (agent_workspace.agents_dir / "ops" / "MEMORY.md").read_text()
     assert "] deploy window is Tuesday 14:00\n" in memory
-    assert "触发「when can I deploy?」⇒ Your deploy window is Tuesday 14:00." in memory
+    # No footprint by default (upstream stopped writing them in 86b6bab).
+    assert "触发" not in memory and "when can I deploy" not in memory
     assert [m["role"] for m in stored_messages(agent_workspace)] == [
         "user",
         "assistant",
@@ -128,10 +134,17 @@ def test_several_tool_calls_run_in_order(agent_workspace: Workspace) -> None:
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1", "call_2"]
 
 
+def test_a_footprint_is_written_when_asked_for(agent_workspace: Workspace) -> None:
+    with ScriptedLLM([{"text": "Your deploy window is Tuesday 14:00."}]) as llm:
+        run(make_runner(agent_workspace, llm.base_url, footprint=True), "when can I deploy?")
+    memory = (agent_workspace.agents_dir / "ops" / "MEMORY.md").read_text()
+    assert "] 触发「when can I deploy?」⇒ Your deploy window is Tuesday 14:00.\n" in memory
+
+
 def test_the_loop_stops_at_max_iterations(agent_workspace: Workspace) -> None:
     looping = {"tool_calls": [("recall_memory", {"keyword": "x"})]}
     with ScriptedLLM([looping], repeat_last=True) as llm:
-        events = run(make_runner(agent_workspace, llm.base_url), "loop forever")
+        events = run(make_runner(agent_workspace, llm.base_url, footprint=True), "loop forever")
     assert len(llm.requests) == 4  # AGENT.md settings.max_iterations
     assert events[-1].kind == "final" and "Stopped after 4 iterations" in events[-1].text
     memory = (agent_workspace.agents_dir / "ops" / "MEMORY.md").read_text()
@@ -152,7 +165,7 @@ def test_a_failed_tool_is_fed_back_and_audited(agent_workspace: Workspace) -> No
     fed_back = llm.requests[1]["messages"][-1]
     assert fed_back["role"] == "tool" and "scope" in json.loads(fed_back["content"])["error"]
     assert audit_rows(agent_workspace)[-1][2] == 0
-    assert memory_file.read_text().count("\n- [") == before.count("\n- [") + 1  # only the footprint
+    assert memory_file.read_text() == before  # the refused save wrote nothing
 
 
 def test_provider_down_keeps_the_user_message(agent_workspace: Workspace) -> None:

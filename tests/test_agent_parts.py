@@ -11,8 +11,9 @@ from oryxtui.agent.loop import Agent, footprint
 from oryxtui.agent.messages import Message, ToolCall, last_turns
 from oryxtui.agent.providers.offline import OfflineModel
 from oryxtui.agent.sessions import SessionConflict, SessionStore
-from oryxtui.config import Settings
+from oryxtui.config import PromptSettings, Settings
 from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.support import fixed_clock, make_agent
 
@@ -117,7 +118,7 @@ def test_prompt_blocks_in_order_with_sizes_and_warnings(
     (workspace.root / "USER.md").write_text("User: Mei")
     runner.memory.save("ops", "likes tea", "core")
     prompt = runner.prompts.build("ops", [Message("user", "hi")])
-    assert [b.name for b in prompt.blocks] == ["identity", "memory", "history", "tools"]
+    assert [b.name for b in prompt.blocks] == ["identity", "time", "memory", "history", "tools"]
     identity = prompt.block("identity").text
     assert identity.index("Body of ops.") < identity.index("User: Mei")
     assert "likes tea" in prompt.block("memory").text
@@ -126,7 +127,24 @@ def test_prompt_blocks_in_order_with_sizes_and_warnings(
     assert prompt.warnings == ("Bootstrap file gone.md is missing; skipped.",)
     # web_search is declared but does not exist; the memory tools are always there.
     assert [t["function"]["name"] for t in prompt.tools] == ["save_memory", "recall_memory"]
-    assert prompt.messages[0]["content"] == f"{identity}\n\n{prompt.block('memory').text}"
+    # As upstream's PromptBuilder: the date-time line, then the memory block and a line break.
+    assert prompt.block("time").text == "当前日期时间：2026-07-22 09:30"
+    assert prompt.messages[0]["content"] == (
+        f"{identity}\n\n当前日期时间：2026-07-22 09:30\n{prompt.block('memory').text}\n"
+    )
+
+
+def test_the_current_time_line_can_be_turned_off(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    settings = Settings(prompt=PromptSettings(current_time=False))
+    memory = MemoryService.open(workspace, settings, clock=fixed_clock)
+    runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    prompt = runner.prompts.build("ops", [])
+    assert [b.name for b in prompt.blocks] == ["identity", "memory", "history", "tools"]
+    identity = prompt.block("identity").text
+    assert prompt.messages[0]["content"] == (
+        f"{identity}\n\n{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n\n"  # upstream's empty sections
+    )
 
 
 def test_prompt_rereads_files_on_every_build(runner: Agent, workspace: Workspace) -> None:
@@ -202,10 +220,10 @@ def test_offline_model_drives_the_real_tools(runner: Agent, workspace: Workspace
     assert events[-1].text.startswith("(offline model)")
     memory = runner.memory.snapshot("ops")
     assert memory.core[-1].content == "Mei is on call this week"
-    assert memory.archival[-1].content.startswith("触发「remember in core that Mei")
+    assert len(memory.archival) == 0  # no footprint (upstream's default since 86b6bab)
     events = list(runner.run("ops", "what do you remember about on call?", "t", "u"))
     assert "09:30:00] Mei is on call" not in events[-1].text  # core is never recalled
-    assert "I remember 1 thing(s)" in events[-1].text  # only the footprint, which is archival
+    assert "I don't remember anything about on call" in events[-1].text
     list(runner.run("ops", "remember that the pager code is 4711", "t", "u"))
     events = list(runner.run("ops", "What do you remember about pager?", "t", "u"))
     assert "pager code is 4711" in events[-1].text

@@ -125,8 +125,9 @@ def test_entries_save_and_recall(client: httpx.Client) -> None:
 
 def test_prompt_is_the_structured_prompt(client: httpx.Client) -> None:
     data = client.get("/api/v1/agents/ops/prompt").json()["data"]
-    assert [b["name"] for b in data["blocks"]] == ["identity", "memory", "history", "tools"]
-    assert "prefers tea" in data["blocks"][1]["text"]
+    names = ["identity", "time", "memory", "history", "tools"]
+    assert [b["name"] for b in data["blocks"]] == names
+    assert "prefers tea" in data["blocks"][2]["text"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
     settings = load_settings(tmp_path / "missing.toml", environ={})
     assert settings.memory.backend == "markdown"
     assert settings.memory.archival_max_chars == 4000
-    assert settings.memory.footprint is True
+    assert settings.memory.footprint is False  # off, as upstream since 86b6bab
     assert settings.prompt.max_history_turns == 20
 
 
@@ -23,8 +23,8 @@ def test_file_then_environment(tmp_path: Path) -> None:
     config.write_text('[memory]\nbackend = "sqlite"\narchival_max_chars = 100\n')
     settings = load_settings(config, environ={"ORYXTUI_MEMORY__ARCHIVAL_MAX_CHARS": "250"})
     assert (settings.memory.backend, settings.memory.archival_max_chars) == ("sqlite", 250)
-    settings = load_settings(config, environ={"ORYXTUI_MEMORY__FOOTPRINT": "false"})
-    assert settings.memory.footprint is False
+    settings = load_settings(config, environ={"ORYXTUI_MEMORY__FOOTPRINT": "true"})
+    assert settings.memory.footprint is True
 
 
 @pytest.mark.parametrize(

@@ -38,11 +38,11 @@ async def test_a_chat_turn_saves_streams_and_updates_every_pane(demo_workspace: 
         assert "(offline model) Noted in archival memory." in replies
         (tool,) = chat.query(Collapsible)
         assert "✓ save_memory" in str(tool.title)
-        # The entry and the footprint arrive through the normal watcher path.
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 62)
+        # The entry arrives through the normal watcher path, and no footprint with it.
+        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
         rows = [e.content for e in app.shown.snapshot.archival][-2:]
-        assert rows[0] == "the pager code is 4711"
-        assert rows[1].startswith("触发「remember that the pager code is 4711」⇒ (offline model)")
+        assert rows[1] == "the pager code is 4711"
+        assert "触发" not in rows[0]
         await wait_for(
             pilot, lambda: "pager code is 4711" in app.prompts["alpha"].block("memory").text
         )
@@ -53,8 +53,10 @@ async def test_a_chat_turn_saves_streams_and_updates_every_pane(demo_workspace: 
         assert app.query_one(TabbedContent).active == "prompt-tab"
         pane = app.query_one(PromptPane)
         await wait_for(pilot, lambda: pane.shown is not None and pane.shown == app.prompts["alpha"])
-        memory_block = pane.query_one("#block-memory", Collapsible)
-        assert "changed" in str(memory_block.title) and memory_block.has_class("changed")
+        # The save and the stored turn may reach the preview as one prompt or as two: the last
+        # one changed the memory block, the history block, or both.
+        marked = [pane.query_one(f"#block-{name}", Collapsible) for name in ("memory", "history")]
+        assert any("changed" in str(b.title) and b.has_class("changed") for b in marked)
         summary = str(pane.query_one("#prompt-summary").render())
         assert "of 8192 tokens" in summary and "memory" in summary
     with sqlite3.connect(demo_workspace.db_path) as connection:

@@ -187,10 +187,10 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     )
     terminal.wait(
         lambda: (
-            "Archival · 7" in (screen := terminal.screen())
+            "Archival · 6" in (screen := terminal.screen())
             and "the deploy window is Tuesday 14:00" in screen
         ),
-        "the entry and its footprint",
+        "the entry (and no footprint)",
     )
     terminal.keys("Escape")
     # Nothing more is sent until the escape is handled: an ESC followed at once by "p" would be

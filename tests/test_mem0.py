@@ -133,7 +133,11 @@ def test_the_dashboard_marks_the_agent_and_the_loop_still_runs(
     server: Mem0Server, workspace: Workspace
 ) -> None:
     make_agent(workspace, "ops")
-    settings = mem0_settings(server.base_url)
+    settings = Settings(
+        memory=MemorySettings(
+            backend="mem0", footprint=True, mem0=Mem0Settings(base_url=server.base_url)
+        )
+    )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
     server.fail_with = 503
     shown = load_agent(workspace, memory, "ops")

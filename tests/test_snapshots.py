@@ -61,7 +61,7 @@ def test_chat_pane_after_a_turn(snap_compare, workspace: Workspace) -> None:
         await _loaded(pilot)
         await pilot.press("c", *"remember that the pager code is 4711", "enter")
         await wait_for(pilot, lambda: not pilot.app.chat_pane.input.disabled)
-        await wait_for(pilot, lambda: pilot.app.archival_pane.view.row_count == 62)
+        await wait_for(pilot, lambda: pilot.app.archival_pane.view.row_count == 61)
         await wait_for(pilot, lambda: not pilot.app.archival_pane.view.fresh)
         await pilot.pause()
 

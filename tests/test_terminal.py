@@ -96,7 +96,8 @@ def test_piped_memory_show_stays_byte_exact(hostile: Workspace) -> None:
 def test_json_output_stays_exact(hostile: Workspace) -> None:
     prompt = run_oryxtui("prompt", "--agent", "ops", "--json", "--root", str(hostile.root))
     assert "\x1b" not in prompt.stdout  # JSON escapes it …
-    memory = json.loads(prompt.stdout)["blocks"][1]["text"]
+    blocks = {block["name"]: block["text"] for block in json.loads(prompt.stdout)["blocks"]}
+    memory = blocks["memory"]
     assert HOSTILE in memory  # … and it decodes to exactly what the model receives
 
 

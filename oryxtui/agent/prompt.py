@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from oryxtui.agent.messages import Message, last_turns
@@ -18,8 +19,15 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
 
-BLOCK_NAMES = ("identity", "memory", "history", "tools")
+BLOCK_NAMES = ("identity", "time", "memory", "history", "tools")
 DEFAULT_IDENTITY = "You are a helpful assistant with long-term memory."
+CURRENT_TIME_LABEL = "当前日期时间："
+CURRENT_TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def current_time_line(now: datetime) -> str:
+    """Upstream PromptBuilder's line: the model does not know today's date on its own."""
+    return CURRENT_TIME_LABEL + now.strftime(CURRENT_TIME_FORMAT)
 
 
 def estimate_tokens(text: str) -> int:
@@ -116,18 +124,22 @@ class PromptBuilder:
         except OutsideWorkspace:
             raise  # a link out of the workspace is refused outright, never papered over
         except OryxError as exc:  # a memory service that is down must not stop the turn
-            memory = f"{CORE_HEADER}\n{ARCHIVAL_HEADER}"
+            memory = f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
             warnings.append(f"Memory is unavailable for this turn: {exc}")
         window = last_turns(history, self.max_history_turns(definition))
         tools = tools_for_agent(self.tools, definition.tools if definition else ())
         schemas = [tool.schema() for tool in tools]
+        now = current_time_line(self.memory.clock()) if self.settings.prompt.current_time else ""
         blocks = (
             PromptBlock("identity", identity),
+            *([PromptBlock("time", now)] if now else []),
             PromptBlock("memory", memory),
             PromptBlock("history", _history_text(window)),
             PromptBlock("tools", json.dumps(schemas, ensure_ascii=False, indent=2)),
         )
-        system = {"role": "system", "content": f"{identity}\n\n{memory}"}
+        # As upstream: the date-time line, then the memory block and a line break.
+        time_line = f"{now}\n" if now else ""
+        system = {"role": "system", "content": f"{identity}\n\n{time_line}{memory}\n"}
         messages = [system, *(message.to_openai() for message in window)]
         return Prompt(agent, blocks, messages, schemas, tuple(warnings))
 

@@ -1,4 +1,4 @@
-"""The prompt preview: the four blocks with sizes, their share of the context window, and what
+"""The prompt preview: the blocks with sizes, their share of the context window, and what
 changed since the previous prompt."""
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from oryxtui.tui.text import display_text
 BAR_WIDTH = 40
 BLOCK_STYLES = {
     "identity": "bold magenta",
+    "time": "bold blue",
     "memory": "bold cyan",
     "history": "bold yellow",
     "tools": "bold green",
 }
-BLOCK_GLYPHS = {"identity": "█", "memory": "▓", "history": "▒", "tools": "░"}
+BLOCK_GLYPHS = {"identity": "█", "time": "▌", "memory": "▓", "history": "▒", "tools": "░"}
 TEXT_LIMIT = 20_000
 
 
@@ -61,7 +62,7 @@ class PromptPane(VerticalScroll):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.open_blocks = {"memory"}
+        self.open_blocks = {"time", "memory"}
         self.shown: Prompt | None = None
 
     def compose(self) -> ComposeResult:
