@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import Input, OptionList
 
 from oryxtui.config import Settings, TuiSettings
+from oryxtui.demo import create_demo_workspace
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.watcher import watched_folders
@@ -23,7 +24,7 @@ from tests.dashboard_support import (
     upstream_append,
     wait_for,
 )
-from tests.support import make_agent
+from tests.support import fixed_clock, make_agent
 
 
 @pytest.fixture
@@ -427,6 +428,22 @@ async def test_a_huge_entry_does_not_stall_the_dashboard(demo_workspace: Workspa
         assert len(str(app.query_one("#archival-detail").render())) < 1100
 
 
+async def test_an_agent_selected_after_one_with_few_entries_opens_at_its_newest(
+    tmp_path: Path,
+) -> None:
+    """In the demo, atlas's five entries do not scroll and ops-bot's 70 do: selecting ops-bot
+    must show its newest entries, not its oldest with the cursor out of sight below them."""
+    workspace, _ = create_demo_workspace(tmp_path / "demo", clock=fixed_clock)
+    app = make_app(workspace)
+    async with app.run_test(size=(111, 32)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "atlas"))
+        await pilot.press("ctrl+p")
+        await pilot.press(*"show ops-bot", "enter")
+        await wait_for(pilot, lambda: loaded(app, "ops-bot"))
+        newest = app.shown.snapshot.archival[-1].content[:40]
+        await wait_for(pilot, lambda: newest in "\n".join(shown_text(app, "#archival-view")))
+
+
 async def test_a_big_file_opens_with_its_newest_entries_and_counts_the_rest(
     demo_workspace: Workspace,
 ) -> None:
@@ -443,7 +460,7 @@ async def test_a_big_file_opens_with_its_newest_entries_and_counts_the_rest(
         assert "recall (r) searches all" in banner
         sidebar = app.query_one(AgentList)
         await wait_for(pilot, lambda: "1·60" in str(sidebar.get_option_at_index(0).prompt))
-        assert "number 59" in "\n".join(shown_text(app, "#archival-view"))
+        await wait_for(pilot, lambda: "number 59" in "\n".join(shown_text(app, "#archival-view")))
         # Recall reaches the older entries the pane does not hold.
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))

@@ -89,7 +89,7 @@ class EntryView(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.rows))
         if following or not 0 <= self.cursor < len(self.rows):
             self.cursor = len(self.rows) - 1
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True, force=True)
         else:
             self.cursor = self.cursor
         self.refresh()
@@ -108,9 +108,9 @@ class EntryView(ScrollView, can_focus=True):
     def scroll_to_region_if_needed(self, row: int) -> None:
         top, height = int(self.scroll_y), self.scrollable_content_region.height
         if row < top:
-            self.scroll_to(y=row, animate=False, immediate=True)
+            self.scroll_to(y=row, animate=False, immediate=True, force=True)
         elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True, force=True)
 
     def action_cursor(self, step: int) -> None:
         if self.rows:
