@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -107,7 +107,7 @@ def _agent_markdown(name: str, spec: dict) -> str:
     return f"---\n{dumped}---\n{spec['body']}\n"
 
 
-def _memory_markdown(core: list[str], archival: list[str], now: datetime) -> str:
+def _memory_markdown(core: Sequence[str], archival: Sequence[str], now: datetime) -> str:
     """Entries spread over the past days, the newest a few minutes ago."""
     count = len(core) + len(archival)
     stamps = [

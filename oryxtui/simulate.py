@@ -32,7 +32,7 @@ def main(root: str, interval: float = 2.0) -> None:
     rng = random.Random()
     parent = os.getppid()
     while os.getppid() == parent:
-        agents = workspace.list_agents() or [None]
+        agents: list[str | None] = [*workspace.list_agents()] or [None]
         agent = rng.choice(agents)
         try:
             service.save(agent, rng.choice(_FACTS), "archival")

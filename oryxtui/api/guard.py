@@ -170,7 +170,7 @@ class GuardedH11Protocol(H11Protocol):
     header_timeout = HEADER_TIMEOUT_SECONDS
     _header_deadline = None
 
-    def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+    def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self._arm_header_deadline()
 

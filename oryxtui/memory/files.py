@@ -22,7 +22,7 @@ _RENAME_EXCHANGE = 2
 _UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV}
 
 
-def _load_renameat2():  # type: ignore[no-untyped-def]
+def _load_renameat2():
     if not sys.platform.startswith("linux"):
         return None
     with contextlib.suppress(OSError, AttributeError):

@@ -188,7 +188,7 @@ class MarkdownMemoryStore:
         if newest_bytes is not None:
             with self._large(path, newest_bytes) as large:
                 tail = large and sections.read_tail(*large, newest_bytes)
-                if tail:
+                if large and tail:
                     return MemorySnapshot(
                         agent=agent,
                         backend=self.name,

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
@@ -207,7 +208,7 @@ class OryxApp(App[None]):
         self._loading: dict[AgentKey, float] = {}
         self._dirty: set[AgentKey] = set()
         self._filter_index: tuple[int, RecallIndex] | None = None
-        self._fresh_timer = None
+        self._fresh_timer: Timer | None = None
         self._census_at: dict[AgentKey, float] = {}
         self._census_pending: set[AgentKey] = set()
 

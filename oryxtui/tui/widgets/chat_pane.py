@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -48,7 +49,8 @@ class ChatPane(Vertical):
         yield Input(placeholder="Message the agent… (enter sends)", id="chat-input")
 
     @property
-    def log(self) -> VerticalScroll:
+    def transcript(self) -> VerticalScroll:
+        """The scrolling list of messages (not `log`: that is Textual's logger)."""
         return self.query_one("#chat-log", VerticalScroll)
 
     @property
@@ -62,11 +64,11 @@ class ChatPane(Vertical):
         """A fresh log with the session's past user and assistant messages."""
         # Every child is looked up before the first await: the app may be closing by the time
         # the log is rebuilt, and then only the log's own (no-op) mounting may run.
-        log = self.log
+        log = self.transcript
         self.model = model
         self.set_status(f"model: {model}")
         await log.remove_children()
-        widgets = []
+        widgets: list[Widget] = []
         for message in messages[-40:]:
             if message.role == "user":
                 widgets.append(Static(Text(display_text(message.content)), classes="chat-user"))
@@ -86,14 +88,14 @@ class ChatPane(Vertical):
     async def begin_turn(self, text: str) -> None:
         self.input.value = ""
         self.input.disabled = True
-        self.log.anchor()
-        await self.log.mount(Static(Text(display_text(text)), classes="chat-user"))
+        self.transcript.anchor()
+        await self.transcript.mount(Static(Text(display_text(text)), classes="chat-user"))
         await self._new_reply()
         self.set_status("working…")
 
     async def _new_reply(self) -> None:
         self._reply = Markdown("", classes="chat-reply")
-        await self.log.mount(self._reply)
+        await self.transcript.mount(self._reply)
         self._stream = Markdown.get_stream(self._reply)
 
     async def apply(self, event: LoopEvent) -> None:
@@ -105,7 +107,7 @@ class ChatPane(Vertical):
                 title=_tool_title(event.tool or "", event.arguments, None),
                 classes="chat-tool",
             )
-            await self.log.mount(self._pending_tool)
+            await self.transcript.mount(self._pending_tool)
         elif event.kind == "tool_result" and self._pending_tool is not None:
             body = display_text(event.text, TOOL_TEXT_LIMIT)[:TOOL_TEXT_LIMIT]
             self._pending_tool.title = _tool_title(event.tool or "", event.arguments, event.success)
@@ -118,7 +120,7 @@ class ChatPane(Vertical):
             await self._new_reply()
         elif event.kind in ("error", "warning"):
             warning = Text(f"⚠ {display_text(event.text)}")
-            await self.log.mount(Static(warning, classes=f"chat-{event.kind}"))
+            await self.transcript.mount(Static(warning, classes=f"chat-{event.kind}"))
 
     async def _close_stream(self) -> None:
         if self._stream is not None:

@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from oryxtui.agent.prompt import Prompt
@@ -78,7 +79,7 @@ class PromptPane(VerticalScroll):
         self.shown = prompt
         self.query_one("#prompt-summary", Static).update(budget_bar(prompt, context_window))
         await self.query(Collapsible).remove()
-        widgets = []
+        widgets: list[Widget] = []
         for block in prompt.blocks:
             before = previous.block(block.name).text if previous else None
             changed = before is not None and before != block.text
