@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, TabbedContent
 
 from oryxtui.config import Settings, TuiSettings
 from oryxtui.demo import create_demo_workspace
@@ -369,11 +369,32 @@ async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> 
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        for title in ("Save an entry", "Recall", "Edit MEMORY.md", "Filter archival", "Show beta"):
+        for title in (
+            "Save an entry",
+            "Recall",
+            "Edit MEMORY.md",
+            "Filter archival",
+            "Chat",
+            "Prompt preview",
+            "Show beta",
+        ):
             assert title in titles
+        # Only what applies now: nothing is lost, and alpha is already shown.
+        assert "Restore lost entries" not in titles and "Show alpha" not in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"prompt preview", "enter")
+        await wait_for(pilot, lambda: app.query_one(TabbedContent).active == "prompt-tab")
         await pilot.press("ctrl+p")
         await pilot.press(*"show beta", "enter")
         await wait_for(pilot, lambda: loaded(app, "beta"))
+        # An outside edit drops an entry oryxtui saved: now there is something to restore.
+        app.service.save("beta", "saved by oryxtui", "archival")
+        memory_file = demo_workspace.agents_dir / "beta" / "MEMORY.md"
+        await wait_for(pilot, lambda: app.shown.summary.archival_count == 2)
+        memory_file.write_text(memory_file.read_text().replace("saved by oryxtui", "edited"))
+        await wait_for(pilot, lambda: app.shown.summary.lost_count == 1)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Restore lost entries" in titles
 
 
 async def test_a_file_emptied_mid_save_keeps_the_last_good_content(

@@ -825,17 +825,29 @@ class OryxApp(App[None]):
         self.request_load(self.selected)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's commands, then every dashboard action that applies now."""
         yield from super().get_system_commands(screen)
+        snapshot = self.shown.snapshot if self.shown else None
         yield SystemCommand(
             "Save an entry", "Save to the selected agent (s)", self.action_save_entry
         )
         yield SystemCommand("Recall", "Search the archival memory (r)", self.action_recall)
-        yield SystemCommand("Edit MEMORY.md", "Open it in $EDITOR (e)", self.action_edit)
+        if snapshot is not None and snapshot.source is not None and snapshot.backend == "markdown":
+            yield SystemCommand("Edit MEMORY.md", "Open it in $EDITOR (e)", self.action_edit)
         yield SystemCommand("Filter archival", "Narrow the archival pane (/)", self.action_filter)
+        yield SystemCommand("Chat", "Talk to the selected agent (c)", self.action_chat)
         yield SystemCommand(
-            "Restore lost entries", "Put back what an outside edit removed (R)", self.action_restore
+            "Prompt preview", "What the model receives, block by block (p)", self.action_prompt
         )
+        if self.shown is not None and self.shown.summary.lost_count:
+            yield SystemCommand(
+                "Restore lost entries",
+                "Put back what an outside edit removed (R)",
+                self.action_restore,
+            )
         for agent in self.order:
+            if agent == self.selected:
+                continue
             name = "global memory" if agent is None else agent
             yield SystemCommand(
                 f"Show {name}", "Select it in the sidebar", partial(self._select, agent)
