@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oryxtui.errors import (
@@ -76,6 +75,8 @@ class AgentDefinition(_Open):
 
 def parse_agent_markdown(text: str, folder_name: str, source: Path) -> AgentDefinition:
     """Split YAML front matter between '---' fences from the body; no closing fence: all body."""
+    import yaml  # here, not at the top: scripted memory commands never read an AGENT.md
+
     lines = text.removeprefix("\ufeff").split("\n")
     front: dict[str, Any] = {}
     body = text.removeprefix("\ufeff")

@@ -23,6 +23,11 @@ def main(argv: list[str]) -> None:
     backend = "sqlite" if mode == "sqlite-forever" else "markdown"
     settings = Settings(memory=MemorySettings(backend=backend))
     service = MemoryService.open(workspace, settings)
+    # What oryxtui imports only when first needed (the lock, AGENT.md's YAML): imported now, so
+    # that "ready" means ready to write and a kill soon after it lands mid-write, not mid-import.
+    import filelock  # noqa: F401
+    import yaml  # noqa: F401
+
     print("ready", flush=True)
     if mode == "chat-forever":
         runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))

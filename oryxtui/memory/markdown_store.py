@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
 from oryxtui.memory.files import exchange, fsync_folder, write_temp
@@ -254,6 +252,8 @@ class MarkdownMemoryStore:
     @contextlib.contextmanager
     def _writing(self, path: Path) -> Iterator[None]:
         """The cross-process lock on MEMORY.md.lock, with every refusal as one sentence."""
+        from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
+
         self.workspace.check_write_target(path)
         lock_path = path.with_name(path.name + ".lock")
         try:
