@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,37 @@ CREATE TABLE IF NOT EXISTS tool_invocations (
 );
 CREATE INDEX IF NOT EXISTS idx_tool_invocations_session ON tool_invocations (session_id, id);
 """
+
+
+class Database:
+    """`oryxos.db` as one program uses it: a connection per thread, opened on first use, and
+    every failure one sentence (a DatabaseError), never a raw sqlite3 error."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn a sqlite3 error raised inside into this database's one-sentence failure."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise failure(self.path, exc) from None
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (SQLite connections must not cross threads)."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            with self.errors():
+                connection = connect(self.path, self.busy_timeout_ms)
+            self._local.connection = connection
+        return connection
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        with self.errors():
+            return self.connection().execute(sql, params).fetchall()
 
 
 def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:

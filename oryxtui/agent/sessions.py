@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -54,26 +54,16 @@ class SessionStore:
     ) -> None:
         self.db_path = db_path
         self.clock = clock
-        self.busy_timeout_ms = busy_timeout_ms
-        self._local = threading.local()
+        self.database = database.Database(db_path, busy_timeout_ms)
         # Audit rows of tools that ran while the database failed, written once it works again.
         self._pending: list[tuple[object, ...]] = []
         self._pending_lock = threading.Lock()
 
-    @contextmanager
-    def _database(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise database.failure(self.db_path, exc) from None
+    def _database(self) -> AbstractContextManager[None]:
+        return self.database.errors()
 
     def connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            with self._database():
-                connection = database.connect(self.db_path, self.busy_timeout_ms)
-            self._local.connection = connection
-        return connection
+        return self.database.connection()
 
     def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
         with self._database():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
 from datetime import datetime
 
 from oryxtui import database
@@ -65,23 +64,10 @@ class SqliteMemoryStore:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self._local = threading.local()
-
-    def _connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            try:
-                connection = database.connect(self.workspace.db_path)
-            except sqlite3.Error as exc:
-                raise database.failure(self.workspace.db_path, exc) from None
-            self._local.connection = connection
-        return connection
+        self.database = database.Database(workspace.db_path)
 
     def _query(self, sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
-        try:
-            return self._connection().execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise database.failure(self.workspace.db_path, exc) from None
+        return self.database.query(sql, params)
 
     def _rows(
         self, agent: str | None, scope: Scope, newest: int | None = None
@@ -98,7 +84,7 @@ class SqliteMemoryStore:
         return [(created, content) for created, content in rows]
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
-        connection = self._connection()
+        connection = self.database.connection()
         try:
             with database.write_transaction(connection):
                 connection.execute(
