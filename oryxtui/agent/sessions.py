@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -59,16 +57,10 @@ class SessionStore:
         self._pending: list[tuple[object, ...]] = []
         self._pending_lock = threading.Lock()
 
-    def _database(self) -> AbstractContextManager[None]:
-        return self.database.errors()
-
-    def connection(self) -> sqlite3.Connection:
-        return self.database.connection()
-
     def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
-        with self._database():
+        with self.database.errors():
             row = (
-                self.connection()
+                self.database.connection()
                 .execute("SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,))
                 .fetchone()
             )
@@ -86,13 +78,13 @@ class SessionStore:
 
     def save(self, session: Session) -> None:
         """Write only if nobody changed the row since we read it; else raise SessionConflict."""
-        with self._database():
+        with self.database.errors():
             self._save(session)
 
     def _save(self, session: Session) -> None:
         now = self.clock().strftime(TIME_FORMAT)
         new_json = session.messages_json()
-        connection = self.connection()
+        connection = self.database.connection()
         with database.write_transaction(connection):
             if session.stored_json is None:
                 cursor = connection.execute(
@@ -168,8 +160,8 @@ class SessionStore:
         with self._pending_lock:
             if not self._pending:
                 return
-            with self._database():
-                connection = self.connection()
+            with self.database.errors():
+                connection = self.database.connection()
                 with database.write_transaction(connection):
                     connection.executemany(
                         "INSERT INTO tool_invocations (session_id, tool_name, input_json,"

@@ -102,11 +102,6 @@ def _piece(scope: Scope, data: bytes, errors: str = "strict") -> MemoryDocument:
     return parse(header + "\n" + data.decode("utf-8", errors=errors))
 
 
-def _lines_of(scope: Scope, data: bytes, errors: str = "strict") -> list[str]:
-    """The entry lines of a piece of a section body, not trimmed at the piece's edges."""
-    return _piece(scope, data, errors).raw_lines(scope)
-
-
 def chunks(fd: int, body: Body) -> Iterator[bytes]:
     """`body` in whole-line pieces of about CHUNK_BYTES (a longer line comes whole)."""
     position = body.start
@@ -129,7 +124,7 @@ def body_lines(fd: int, body: Body, errors: str) -> Iterator[list[str]]:
     the last trimmed as the whole section's text is."""
     held: list[str] | None = None
     for data in chunks(fd, body):
-        lines = _lines_of(body.scope, data, errors)
+        lines = _piece(body.scope, data, errors).raw_lines(body.scope)  # edges not trimmed
         if not lines:
             continue
         if held is None:
@@ -171,8 +166,8 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
         piece = _piece(Scope.ARCHIVAL, os.pread(fd, archival.end - start, start))
     except UnicodeDecodeError:
         return None
-    # The piece's first line is the section's first only when nothing was left out.
-    lines = trim_edges(piece.raw_lines(Scope.ARCHIVAL), start=start == archival.start)
+    # The section is longer than `newest_bytes`, so the piece never starts at its first line.
+    lines = trim_edges(piece.raw_lines(Scope.ARCHIVAL), start=False)
     return Tail(core_lines, core_gaps, lines, piece.archival_gaps, start - archival.start)
 
 

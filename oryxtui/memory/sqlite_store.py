@@ -49,9 +49,10 @@ def _block_line(content: object) -> str:
     return "- " + sanitize_content(str(content))
 
 
-def _window(lines: list[str]) -> InjectedWindow:
-    """Upstream injects the newest 100 archival rows whatever their length."""
-    return InjectedWindow(0, tuple(lines))
+def _window(archival: list[tuple[object, object]]) -> InjectedWindow:
+    """Upstream injects the newest 100 archival rows, whatever their length, as `- content`."""
+    start = max(0, len(archival) - ARCHIVAL_LOAD_ROWS)
+    return InjectedWindow(start, tuple(_block_line(content) for _, content in archival[start:]))
 
 
 def _like_pattern(keyword: str) -> str:
@@ -66,9 +67,6 @@ class SqliteMemoryStore:
         self.workspace = workspace
         self.database = database.Database(workspace.db_path)
 
-    def _query(self, sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
-        return self.database.query(sql, params)
-
     def _rows(
         self, agent: str | None, scope: Scope, newest: int | None = None
     ) -> list[tuple[object, object]]:
@@ -80,7 +78,9 @@ class SqliteMemoryStore:
         if newest is not None:
             selected += " ORDER BY id DESC LIMIT ?"
             params = (*params, newest)
-        rows = self._query(f"SELECT created_at, content FROM ({selected}) ORDER BY id", params)
+        rows = self.database.query(
+            f"SELECT created_at, content FROM ({selected}) ORDER BY id", params
+        )
         return [(created, content) for created, content in rows]
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
@@ -101,14 +101,14 @@ class SqliteMemoryStore:
     def load(self, agent: str | None) -> str:
         core = [_block_line(content) for _, content in self._rows(agent, Scope.CORE)]
         recent = self._rows(agent, Scope.ARCHIVAL, newest=ARCHIVAL_LOAD_ROWS)
-        return render_context(core, _window([_block_line(content) for _, content in recent]))
+        return render_context(core, _window(recent))
 
     def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         """Rows whose content holds `keyword`, case-insensitively, oldest first: upstream's
         `LOWER(content) LIKE`, with `%` and `_` taken literally."""
         if not keyword or "\n" in keyword:
             return []
-        rows = self._query(
+        rows = self.database.query(
             "SELECT created_at, content FROM memory_entries"
             " WHERE agent_name = ? AND scope = 'ARCHIVAL'"
             " AND unicode_lower(content) LIKE ? ESCAPE '\\'"
@@ -123,19 +123,17 @@ class SqliteMemoryStore:
     def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
         core = self._rows(agent, Scope.CORE)
         archival = self._rows(agent, Scope.ARCHIVAL)
-        injected = len(archival) - min(len(archival), ARCHIVAL_LOAD_ROWS)
-        window = _window([_block_line(content) for _, content in archival[injected:]])
         return MemorySnapshot(
             agent=agent,
             backend=self.name,
             core=EntrySequence([_row_line(*row) for row in core], Scope.CORE),
             archival=EntrySequence([_row_line(*row) for row in archival], Scope.ARCHIVAL),
-            window=InjectedWindow(injected, window.lines),
+            window=_window(archival),
             source=self.workspace.db_path,
         )
 
     def count_archival(self, agent: str | None) -> int:
-        ((count,),) = self._query(
+        ((count,),) = self.database.query(
             "SELECT count(*) FROM memory_entries WHERE agent_name = ? AND scope = ?",
             (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
         )

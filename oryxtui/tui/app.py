@@ -796,22 +796,29 @@ class OryxApp(App[None]):
         agent = self.selected
         self.push_screen(RecallScreen(self.agent_label(agent), partial(self.service.recall, agent)))
 
-    def action_edit(self) -> None:
+    def _memory_file(self) -> Path | None:
+        """The shown memory's MEMORY.md, or None when it is not kept in a file."""
         snapshot = self.shown.snapshot if self.shown else None
-        if snapshot is None or snapshot.source is None or snapshot.backend != "markdown":
+        if snapshot is None or snapshot.backend != "markdown":
+            return None
+        return snapshot.source
+
+    def action_edit(self) -> None:
+        memory_file = self._memory_file()
+        if memory_file is None:
             self.notify(
                 "This memory is not kept in a MEMORY.md file.", severity="warning", markup=False
             )
             return
         try:
-            self.workspace.check_write_target(snapshot.source)  # as a save would
+            self.workspace.check_write_target(memory_file)  # as a save would
         except OryxError as exc:
             self.notify(display_text(str(exc)), severity="error", markup=False)
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.suspend():
-                subprocess.run([*shlex.split(editor), str(snapshot.source)], check=False)
+                subprocess.run([*shlex.split(editor), str(memory_file)], check=False)
         except SuspendNotSupported:
             self.notify(
                 "This terminal cannot hand over to an editor.", severity="warning", markup=False
@@ -827,12 +834,11 @@ class OryxApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's commands, then every dashboard action that applies now."""
         yield from super().get_system_commands(screen)
-        snapshot = self.shown.snapshot if self.shown else None
         yield SystemCommand(
             "Save an entry", "Save to the selected agent (s)", self.action_save_entry
         )
         yield SystemCommand("Recall", "Search the archival memory (r)", self.action_recall)
-        if snapshot is not None and snapshot.source is not None and snapshot.backend == "markdown":
+        if self._memory_file() is not None:
             yield SystemCommand("Edit MEMORY.md", "Open it in $EDITOR (e)", self.action_edit)
         yield SystemCommand("Filter archival", "Narrow the archival pane (/)", self.action_filter)
         yield SystemCommand("Chat", "Talk to the selected agent (c)", self.action_chat)
