@@ -5,17 +5,25 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
 
 from oryxtui.agent.loop import Agent
+from oryxtui.agent.prompt import Prompt
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import LlmSettings, Settings
-from oryxtui.memory import MemoryService
+from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
+from oryxtui.tui.overview import AgentKey, AgentMemory
+from oryxtui.tui.widgets.agent_list import AgentList
+from oryxtui.tui.widgets.chat_pane import ChatPane
+from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
+from oryxtui.tui.widgets.memory_view import MemoryView
+from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
 from tests.support import fixed_clock, make_agent
 
@@ -39,11 +47,16 @@ def build_workspace(workspace: Workspace) -> Workspace:
     return workspace
 
 
-def make_app(workspace: Workspace, settings: Settings | None = None, watch: bool = True) -> OryxApp:
+def make_app(
+    workspace: Workspace,
+    settings: Settings | None = None,
+    watch: bool = True,
+    monotonic: Callable[[], float] = lambda: 1000.0,
+) -> OryxApp:
     settings = settings or Settings()
     service = MemoryService.open(workspace, settings, clock=fixed_clock)
     return OryxApp(
-        workspace, settings, service=service, monotonic=lambda: 1000.0, watch=watch, user="tester"
+        workspace, settings, service=service, monotonic=monotonic, watch=watch, user="tester"
     )
 
 
@@ -63,6 +76,55 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         await pilot.pause(0.02)
+
+
+# What the dashboard screen shows, read from its widgets (the screen under any dialog).
+
+
+def shown_memory(app: OryxApp) -> AgentMemory | None:
+    """The memory the middle column shows, with the summary it was shown with."""
+    return app.dashboard.query_one(MemoryView).shown
+
+
+def memory_shown(app: OryxApp) -> bool:
+    """The middle column shows an agent's entries (not only a problem reading them)."""
+    shown = shown_memory(app)
+    return shown is not None and shown.snapshot is not None
+
+
+def archival_pane(app: OryxApp) -> ArchivalPane:
+    return app.dashboard.query_one(ArchivalPane)
+
+
+def core_pane(app: OryxApp) -> MemoryPane:
+    return app.dashboard.query_one("#core-pane", MemoryPane)
+
+
+def chat_pane(app: OryxApp) -> ChatPane:
+    return app.dashboard.query_one(ChatPane)
+
+
+def agent_list(app: OryxApp) -> AgentList:
+    return app.dashboard.query_one(AgentList)
+
+
+def prompts(app: OryxApp) -> dict[AgentKey, Prompt]:
+    """The newest prompt the preview built for each agent."""
+    return app.dashboard.query_one(PromptPane).built
+
+
+def count_reads(service: MemoryService) -> Counter[AgentKey]:
+    """How often each agent's memory is read from now on (calls of `service.snapshot`), so a
+    test can see how many reloads a burst of writes caused."""
+    counts: Counter[AgentKey] = Counter()
+    read = service.snapshot
+
+    def counted(agent: AgentKey, newest_bytes: int | None = None) -> MemorySnapshot:
+        counts[agent] += 1
+        return read(agent, newest_bytes)
+
+    service.snapshot = counted  # type: ignore[method-assign,assignment]
+    return counts
 
 
 def shown_text(app: OryxApp, selector: str) -> list[str]:

@@ -24,7 +24,14 @@ from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.dashboard_support import (
+    agent_list,
+    build_workspace,
+    make_app,
+    memory_shown,
+    shown_memory,
+    wait_for,
+)
 from tests.llm_server import ScriptedLLM
 from tests.serve_process import ServeProcess
 from tests.support import fixed_clock, make_agent, oryxtui_executable, run_oryxtui
@@ -256,11 +263,17 @@ async def test_a_memory_only_agent_is_in_the_sidebar(workspace: Workspace) -> No
     (folder / "MEMORY.md").write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- kept\n")
     app = make_app(workspace)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: "orphan" in app.order)
-        app._select("orphan")
-        await wait_for(pilot, lambda: app.shown is not None and app.shown.summary.name == "orphan")
+        await wait_for(pilot, lambda: "orphan" in agent_list(app).order)
+        app.dashboard.select("orphan")
+        await wait_for(
+            pilot,
+            lambda: shown_memory(app) is not None and shown_memory(app).summary.name == "orphan",
+        )
         assert "no AGENT.md" in str(app.query_one("#agent-banner").render())
-        assert app.shown.summary.archival_count == 1 and app.shown.summary.error is None
+        assert (
+            shown_memory(app).summary.archival_count == 1
+            and shown_memory(app).summary.error is None
+        )
 
 
 def test_a_huge_entry_is_refused_everywhere(workspace: Workspace) -> None:
@@ -291,7 +304,7 @@ async def test_the_save_modal_refuses_a_huge_entry(workspace: Workspace) -> None
     app = make_app(workspace, settings)
     before = workspace.memory_file("alpha").read_bytes()
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
+        await wait_for(pilot, lambda: memory_shown(app))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         app.focused.value = "z" * 80

@@ -10,7 +10,14 @@ import pytest
 
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.dashboard_support import (
+    agent_list,
+    build_workspace,
+    make_app,
+    prompts,
+    shown_memory,
+    wait_for,
+)
 from tests.serve_process import ServeProcess
 from tests.support import make_agent, run_oryxtui
 
@@ -88,15 +95,18 @@ async def test_the_dashboard_shows_the_reason(workspace: Workspace, outside: Pat
     link(workspace, outside)
     app = make_app(workspace)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.summaries.get("leak") is not None)
-        await wait_for(pilot, lambda: app.summaries["leak"].error is not None)
-        assert "outside the workspace" in app.summaries["leak"].error
-        app._select("leak")
-        await wait_for(pilot, lambda: app.shown is not None and app.shown.summary.name == "leak")
-        await wait_for(pilot, lambda: "leak" in app.prompts or app.shown.summary.error)
+        await wait_for(pilot, lambda: agent_list(app).summaries.get("leak") is not None)
+        await wait_for(pilot, lambda: agent_list(app).summaries["leak"].error is not None)
+        assert "outside the workspace" in agent_list(app).summaries["leak"].error
+        app.dashboard.select("leak")
+        await wait_for(
+            pilot,
+            lambda: shown_memory(app) is not None and shown_memory(app).summary.name == "leak",
+        )
+        await wait_for(pilot, lambda: "leak" in prompts(app) or shown_memory(app).summary.error)
         banner = str(app.query_one("#agent-banner").render())
         assert "⚠" in banner and SECRET not in banner
-        for prompt in app.prompts.values():
+        for prompt in prompts(app).values():
             assert all(SECRET not in block.text for block in prompt.blocks)
 
 
@@ -116,9 +126,11 @@ async def test_edit_refuses_a_symlinked_memory_file(
     monkeypatch.setenv("VISUAL", str(editor))
     app = make_app(workspace)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.shown is not None)
-        app._select("beta")
-        await wait_for(pilot, lambda: app.shown.summary.name == "beta" and app.shown.snapshot)
+        await wait_for(pilot, lambda: shown_memory(app) is not None)
+        app.dashboard.select("beta")
+        await wait_for(
+            pilot, lambda: shown_memory(app).summary.name == "beta" and shown_memory(app).snapshot
+        )
         await pilot.press("e")
         await wait_for(pilot, lambda: any("symbolic link" in n.message for n in app._notifications))
     assert not ran.exists()

@@ -11,7 +11,16 @@ from textual.widgets import Collapsible, Input, Markdown, TabbedContent
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import app_with_llm, build_workspace, make_app, wait_for
+from tests.dashboard_support import (
+    app_with_llm,
+    archival_pane,
+    build_workspace,
+    chat_pane,
+    make_app,
+    prompts,
+    shown_memory,
+    wait_for,
+)
 from tests.llm_server import ScriptedLLM
 
 
@@ -21,38 +30,44 @@ def demo_workspace(workspace: Workspace) -> Workspace:
 
 
 def ready(app: OryxApp) -> bool:
-    return app.shown is not None and app.shown.snapshot is not None and "alpha" in app.prompts
+    return (
+        shown_memory(app) is not None
+        and shown_memory(app).snapshot is not None
+        and "alpha" in prompts(app)
+    )
 
 
 async def test_a_chat_turn_saves_streams_and_updates_every_pane(demo_workspace: Workspace) -> None:
     app = make_app(demo_workspace)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
-        before = app.prompts["alpha"]
+        before = prompts(app)["alpha"]
         await pilot.press("c")
         assert isinstance(app.focused, Input) and app.focused.id == "chat-input"
         await pilot.press(*"remember that the pager code is 4711", "enter")
-        chat = app.chat_pane
+        chat = chat_pane(app)
         await wait_for(pilot, lambda: not chat.input.disabled)
         replies = [m.source for m in chat.query(Markdown)]
         assert "(offline model) Noted in archival memory." in replies
         (tool,) = chat.query(Collapsible)
         assert "✓ save_memory" in str(tool.title)
         # The entry arrives through the normal watcher path, and no footprint with it.
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
-        rows = [e.content for e in app.shown.snapshot.archival][-2:]
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
+        rows = [e.content for e in shown_memory(app).snapshot.archival][-2:]
         assert rows[1] == "the pager code is 4711"
         assert "触发" not in rows[0]
         await wait_for(
-            pilot, lambda: "pager code is 4711" in app.prompts["alpha"].block("memory").text
+            pilot, lambda: "pager code is 4711" in prompts(app)["alpha"].block("memory").text
         )
-        after = app.prompts["alpha"]
+        after = prompts(app)["alpha"]
         assert "user: remember that the pager code" in after.block("history").text
         assert after.block("memory").chars > before.block("memory").chars
         await pilot.press("escape", "p")
         assert app.query_one(TabbedContent).active == "prompt-tab"
         pane = app.query_one(PromptPane)
-        await wait_for(pilot, lambda: pane.shown is not None and pane.shown == app.prompts["alpha"])
+        await wait_for(
+            pilot, lambda: pane.shown is not None and pane.shown == prompts(app)["alpha"]
+        )
         # The save and the stored turn may reach the preview as one prompt or as two: the last
         # one changed the memory block, the history block, or both.
         marked = [pane.query_one(f"#block-{name}", Collapsible) for name in ("memory", "history")]
@@ -76,14 +91,14 @@ async def test_the_session_history_comes_back_when_the_agent_is_selected(
         # Wait for the reply itself: the input can still be enabled before the turn has begun.
         await wait_for(
             pilot,
-            lambda: any("answer number 7" in m.source for m in app.chat_pane.query(Markdown)),
+            lambda: any("answer number 7" in m.source for m in chat_pane(app).query(Markdown)),
         )
-        await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
+        await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
     again = make_app(demo_workspace)
     async with again.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(again))
-        await wait_for(pilot, lambda: len(again.chat_pane.query(".chat-user")) == 1)
-        replies = [m.source for m in again.chat_pane.query(Markdown)]
+        await wait_for(pilot, lambda: len(chat_pane(again).query(".chat-user")) == 1)
+        replies = [m.source for m in chat_pane(again).query(Markdown)]
         assert any("answer number 7" in reply for reply in replies)
 
 
@@ -96,7 +111,7 @@ async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
         await pilot.press("c", *"hello [/bold] anyone?", "enter")
-        chat = app.chat_pane
+        chat = chat_pane(app)
         await wait_for(pilot, lambda: chat.query(".chat-error"))
         await wait_for(pilot, lambda: not chat.input.disabled)
         assert chat.input.value == "hello [/bold] anyone?"
@@ -111,10 +126,10 @@ async def test_replies_with_markup_render_literally(demo_workspace: Workspace) -
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
+            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
             await pilot.pause(0.1)
             assert app.is_running
-            assert any("[/bold]" in m.source for m in app.chat_pane.query(Markdown))
+            assert any("[/bold]" in m.source for m in chat_pane(app).query(Markdown))
 
 
 async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
@@ -125,11 +140,11 @@ async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: app.chat_pane.input.disabled)
+            await wait_for(pilot, lambda: chat_pane(app).input.disabled)
             await pilot.press("escape")
             assert app.focused is not None and app.focused.id == "archival-view"
-            await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
-            await wait_for(pilot, lambda: any(m.source for m in app.chat_pane.query(Markdown)))
+            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+            await wait_for(pilot, lambda: any(m.source for m in chat_pane(app).query(Markdown)))
             # The end of the turn does not pull the focus back into the chat.
             assert app.focused is not None and app.focused.id == "archival-view"
             await pilot.press("p")

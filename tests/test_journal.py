@@ -10,7 +10,7 @@ import time
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.dashboard_support import archival_pane, build_workspace, make_app, memory_shown, wait_for
 from tests.support import make_agent, run_oryxtui
 
 
@@ -124,14 +124,14 @@ async def test_the_dashboard_offers_to_restore(workspace: Workspace) -> None:
     memory_file = workspace.memory_file("alpha")
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
+        await wait_for(pilot, lambda: memory_shown(app))
         stale = memory_file.read_text()
         app.service.save("alpha", "the dashboard saved this", "archival")
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         clobber(memory_file, stale)
         banner = app.query_one("#agent-banner")
         await wait_for(pilot, lambda: "press R to restore" in str(banner.render()))
         await pilot.press("R")
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 61)
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         await wait_for(pilot, lambda: "press R" not in str(banner.render()))
     assert "the dashboard saved this" in memory_file.read_text()

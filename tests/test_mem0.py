@@ -166,7 +166,7 @@ async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Worksp
     from textual.widgets import Input
 
     from oryxtui.tui.app import OryxApp
-    from tests.dashboard_support import wait_for
+    from tests.dashboard_support import archival_pane, memory_shown, wait_for
 
     make_agent(workspace, "ops")
     settings = mem0_settings(server.base_url)
@@ -174,11 +174,11 @@ async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Worksp
     other.save("ops", "seeded through mem0", "archival")
     app = OryxApp(workspace, settings, service=MemoryService.open(workspace, settings), user="t")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
-        assert app.archival_pane.view.row_count == 1
+        await wait_for(pilot, lambda: memory_shown(app))
+        assert archival_pane(app).view.row_count == 1
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*"saved from the dashboard", "enter")
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 2)
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 2)
         other.save("ops", "written by another process", "archival")  # no file: polled
-        await wait_for(pilot, lambda: app.archival_pane.view.row_count == 3, timeout=30)
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 3, timeout=30)

@@ -22,10 +22,11 @@ async def main():
     app = OryxApp(workspace, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(200):
-            if app.shown is not None and app.shown.snapshot is not None:
+            if getattr(app.dashboard.memory_view.shown, 'snapshot', None):
                 break
             await pilot.pause(0.05)
-        assert app.shown.summary.name == "atlas", app.shown
+        shown = app.dashboard.memory_view.shown
+        assert shown is not None and shown.summary.name == "atlas", shown
         assert app.query_one("#agents").outer_size.width == 28, "app.tcss was not applied"
     print(oryxtui.__file__)
     print(stylesheet())

@@ -13,7 +13,7 @@ import pytest
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.workspace import Workspace, init_workspace
-from tests.dashboard_support import make_app, wait_for
+from tests.dashboard_support import agent_list, make_app, shown_memory, wait_for
 from tests.support import make_agent, run_oryxtui
 
 MILLION = 1_000_000
@@ -29,11 +29,11 @@ async def test_five_hundred_agents_open_and_all_get_their_counts(tmp_path: Path)
     started = time.perf_counter()
     app = make_app(workspace)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.shown is not None, timeout=30)
+        await wait_for(pilot, lambda: shown_memory(app) is not None, timeout=30)
         first_paint = time.perf_counter() - started
         await wait_for(
             pilot,
-            lambda: all(s.archival_count is not None for s in app.summaries.values()),
+            lambda: all(s.archival_count is not None for s in agent_list(app).summaries.values()),
             timeout=60,
         )
         sidebar = app.query_one(AgentList)
@@ -70,19 +70,22 @@ def peak_mb():
 async def main():
     started = time.perf_counter()
     app = OryxApp(Workspace(Path(sys.argv[1])), Settings(), watch=False)
+    dashboard = app.dashboard
     async with app.run_test(size=(160, 40)) as pilot:
-        while app.shown is None or app.shown.summary.name != "huge":
+        while getattr(dashboard.memory_view.shown, "summary", None) is None or (
+            dashboard.memory_view.shown.summary.name != "huge"
+        ):
             await pilot.pause(0.02)
         shown_after = time.perf_counter() - started
-        while app.summaries["huge"].archival_count is None:
+        while dashboard.agent_list.summaries["huge"].archival_count is None:
             await pilot.pause(0.05)
         counted_after = time.perf_counter() - started
         report = {
             "shown_after": shown_after,
             "counted_after": counted_after,
-            "rows": app.archival_pane.view.row_count,
-            "count": app.summaries["huge"].archival_count,
-            "title": str(app.archival_pane.border_title),
+            "rows": dashboard.memory_view.archival.view.row_count,
+            "count": dashboard.agent_list.summaries["huge"].archival_count,
+            "title": str(dashboard.memory_view.archival.border_title),
             "banner": str(app.dashboard.query_one("#agent-banner").render()),
         }
     report["peak_mb"] = peak_mb()

@@ -8,7 +8,16 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import build_workspace, make_app, wait_for
+from tests.dashboard_support import (
+    agent_list,
+    archival_pane,
+    build_workspace,
+    chat_pane,
+    make_app,
+    memory_shown,
+    prompts,
+    wait_for,
+)
 
 SIZE = (160, 40)
 
@@ -16,11 +25,13 @@ SIZE = (160, 40)
 async def _loaded(pilot: Pilot) -> None:
     await pilot.pause()
     app = pilot.app
-    await wait_for(pilot, lambda: app.shown is not None and app.shown.snapshot is not None)
-    await wait_for(pilot, lambda: all(s.core_count is not None for s in app.summaries.values()))
-    await wait_for(pilot, lambda: "alpha" in app.prompts and app.chat_pane.model)
+    await wait_for(pilot, lambda: memory_shown(app))
     await wait_for(
-        pilot, lambda: app.archival_pane.view.scroll_y == app.archival_pane.view.max_scroll_y
+        pilot, lambda: all(s.core_count is not None for s in agent_list(app).summaries.values())
+    )
+    await wait_for(pilot, lambda: "alpha" in prompts(app) and chat_pane(app).model)
+    await wait_for(
+        pilot, lambda: archival_pane(app).view.scroll_y == archival_pane(app).view.max_scroll_y
     )
     await pilot.pause()
 
@@ -60,9 +71,9 @@ def test_chat_pane_after_a_turn(snap_compare, workspace: Workspace) -> None:
     async def chat(pilot: Pilot) -> None:
         await _loaded(pilot)
         await pilot.press("c", *"remember that the pager code is 4711", "enter")
-        await wait_for(pilot, lambda: not pilot.app.chat_pane.input.disabled)
-        await wait_for(pilot, lambda: pilot.app.archival_pane.view.row_count == 61)
-        await wait_for(pilot, lambda: not pilot.app.archival_pane.view.fresh)
+        await wait_for(pilot, lambda: not chat_pane(pilot.app).input.disabled)
+        await wait_for(pilot, lambda: archival_pane(pilot.app).view.row_count == 61)
+        await wait_for(pilot, lambda: not archival_pane(pilot.app).view.fresh)
         await pilot.pause()
 
     app = make_app(build_workspace(workspace), watch=True)

@@ -13,7 +13,14 @@ from textual.widgets import Markdown
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.terminal import neutralize
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import app_with_llm, build_workspace, wait_for
+from tests.dashboard_support import (
+    app_with_llm,
+    build_workspace,
+    chat_pane,
+    prompts,
+    shown_memory,
+    wait_for,
+)
 from tests.llm_server import ScriptedLLM
 from tests.support import make_agent, oryxtui_executable, run_oryxtui
 
@@ -122,10 +129,10 @@ async def test_chat_replies_in_the_dashboard_are_neutralised(workspace: Workspac
     with ScriptedLLM(script) as llm:
         app = app_with_llm(workspace, llm.base_url)
         async with app.run_test(size=(160, 45)) as pilot:
-            await wait_for(pilot, lambda: app.shown is not None and "alpha" in app.prompts)
+            await wait_for(pilot, lambda: shown_memory(app) is not None and "alpha" in prompts(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: not app.chat_pane.input.disabled)
-            sources = [m.source for m in app.chat_pane.query(Markdown) if m.source]
+            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+            sources = [m.source for m in chat_pane(app).query(Markdown) if m.source]
             assert sources, "no reply shown"
             for source in sources:
                 assert "\x1b" not in source and "\x07" not in source

@@ -30,7 +30,7 @@ from oryxtui.memory.format import (
     parse,
     render_context,
 )
-from oryxtui.memory.store import MemorySnapshot, Partial
+from oryxtui.memory.store import MemorySnapshot, Partial, Watch
 from oryxtui.workspace import Workspace
 
 StatSignature = tuple[int, int, int, int]
@@ -78,6 +78,7 @@ class _Journal:
 
 class MarkdownMemoryStore:
     name = "markdown"
+    watch = Watch.FILES
 
     def __init__(
         self, workspace: Workspace, archival_max_chars: int = 4000, lock_timeout: float = 15.0
@@ -195,7 +196,7 @@ class MarkdownMemoryStore:
                         window=injected_window(
                             tail.archival_lines, self.archival_max_chars, tail.archival_gaps
                         ),
-                        source=path,
+                        memory_file=path,
                         partial=Partial(large[1], tail.older_bytes),
                     )
         loaded = self.read(path)
@@ -221,7 +222,7 @@ class MarkdownMemoryStore:
             window=injected_window(
                 document.archival_lines, self.archival_max_chars, document.archival_gaps
             ),
-            source=path,
+            memory_file=path,
             warning=" ".join(warnings) or None,
             blank_file=not self._has_text(loaded.text),
         )

@@ -21,7 +21,7 @@ from oryxtui.memory.format import (
     injected_window,
     render_context,
 )
-from oryxtui.memory.store import MemorySnapshot
+from oryxtui.memory.store import MemorySnapshot, Watch
 
 ARCHIVAL_KEEP = 100
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
@@ -61,6 +61,7 @@ def _line(item: dict[str, Any]) -> str:
 
 class Mem0MemoryStore:
     name = "mem0"
+    watch = Watch.POLL
     archival_list_limit = ARCHIVAL_KEEP
 
     def __init__(self, settings: Mem0Settings, archival_max_chars: int = 4000) -> None:
@@ -150,7 +151,6 @@ class Mem0MemoryStore:
             core=EntrySequence(core, Scope.CORE),
             archival=EntrySequence(archival, Scope.ARCHIVAL),
             window=injected_window(archival, self.archival_max_chars),
-            source=None,
         )
 
     def count_archival(self, agent: str | None) -> int:

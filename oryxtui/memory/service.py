@@ -12,7 +12,7 @@ from oryxtui.errors import ConfigError, UsageError
 from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, sanitize_content
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
 from oryxtui.memory.sqlite_store import SqliteMemoryStore
-from oryxtui.memory.store import LongTermMemoryStore, MemorySnapshot
+from oryxtui.memory.store import LongTermMemoryStore, MemorySnapshot, Watch
 from oryxtui.workspace import Workspace, is_valid_agent_name
 
 Clock = Callable[[], datetime]
@@ -76,6 +76,11 @@ class MemoryService:
     @property
     def backend(self) -> str:
         return self.store.name
+
+    @property
+    def watch(self) -> Watch:
+        """How a viewer learns that memory changed (files, the database, or by asking)."""
+        return self.store.watch
 
     @staticmethod
     def resolve_agent(agent: AgentArg = FROM_CONTEXT) -> str | None:

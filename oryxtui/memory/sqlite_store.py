@@ -19,7 +19,7 @@ from oryxtui.memory.format import (
     render_context,
     sanitize_content,
 )
-from oryxtui.memory.store import MemorySnapshot
+from oryxtui.memory.store import MemorySnapshot, Watch
 from oryxtui.workspace import Workspace
 
 GLOBAL_AGENT = "__global__"
@@ -62,6 +62,7 @@ def _like_pattern(keyword: str) -> str:
 
 class SqliteMemoryStore:
     name = "sqlite"
+    watch = Watch.DATABASE
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -129,7 +130,6 @@ class SqliteMemoryStore:
             core=EntrySequence([_row_line(*row) for row in core], Scope.CORE),
             archival=EntrySequence([_row_line(*row) for row in archival], Scope.ARCHIVAL),
             window=_window(archival),
-            source=self.workspace.db_path,
         )
 
     def count_archival(self, agent: str | None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
@@ -13,6 +14,14 @@ from oryxtui.memory.format import (
     MemoryEntry,
     Scope,
 )
+
+
+class Watch(Enum):
+    """How a viewer learns that a store's memory changed."""
+
+    FILES = "files"  # MEMORY.md files: watch them
+    DATABASE = "database"  # rows in oryxos.db: watch the database file
+    POLL = "poll"  # a server: ask it again now and then
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,7 @@ class MemorySnapshot:
     core: Sequence[MemoryEntry]
     archival: Sequence[MemoryEntry]
     window: InjectedWindow
-    source: Path | None = None
+    memory_file: Path | None = None  # the MEMORY.md it is kept in, which a person may edit
     warning: str | None = None
     # The file is missing or empty: maybe deleted, maybe an editor mid-save (truncate, then write).
     blank_file: bool = False
@@ -62,6 +71,7 @@ class LongTermMemoryStore(Protocol):
     """A backend. `agent` is a validated name, or None for the global memory."""
 
     name: str
+    watch: Watch
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
         """Store one sanitised entry stamped `time`."""

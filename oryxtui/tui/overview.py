@@ -8,12 +8,31 @@ from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.workspace import Workspace
 
+AgentKey = str | None  # an agent name, or None for the global memory
+GLOBAL: AgentKey = None
+
+
+class Unselected:
+    """No agent is selected yet (the agents are still being listed)."""
+
+    def __repr__(self) -> str:
+        return "UNSELECTED"
+
+
+UNSELECTED = Unselected()
+Selection = AgentKey | Unselected
+
+
+def agent_label(agent: AgentKey) -> str:
+    """How a sentence names it: "agent ops-bot", "the global memory"."""
+    return "the global memory" if agent is None else f"agent {agent}"
+
 
 @dataclass(frozen=True)
 class AgentSummary:
     """One sidebar row: entry counts and what is wrong, if anything. `name` None is global."""
 
-    name: str | None
+    name: AgentKey
     core_count: int | None = None
     archival_count: int | None = None
     description: str = ""

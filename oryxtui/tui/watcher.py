@@ -14,9 +14,9 @@ from pathlib import Path
 
 from watchfiles import Change, awatch
 
+from oryxtui.tui.overview import GLOBAL, AgentKey
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, Workspace, is_valid_agent_name
 
-GLOBAL = None  # the global memory's key wherever an agent name is expected
 DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
 
 
@@ -24,7 +24,7 @@ DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
 class WorkspaceChanges:
     """What one batch of file events means for the dashboard."""
 
-    memory: set[str | None] = field(default_factory=set)  # agents whose MEMORY.md changed
+    memory: set[AgentKey] = field(default_factory=set)  # agents whose MEMORY.md changed
     database: bool = False  # oryxos.db changed: any agent's sqlite-backed memory may have
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now

@@ -41,7 +41,7 @@ from oryxtui.workspace import Workspace
 async def main():
     app = OryxApp(Workspace(Path(sys.argv[1])), Settings(), watch=False)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.archival_pane.view.row_count < 100_000:
+        while app.dashboard.memory_view.archival.view.row_count < 100_000:
             await pilot.pause(0.02)
         await pilot.press("end", "home", "end")
         await pilot.pause(0.2)
@@ -142,14 +142,16 @@ async def main():
     started = time.perf_counter()
     app = OryxApp(Workspace(Path(sys.argv[1])), Settings(), watch=False)
     async with app.run_test(size=(160, 45)) as pilot:
-        while app.shown is None or app.shown.summary.name != "big":
+        while getattr(app.dashboard.memory_view.shown, "summary", None) is None or (
+            app.dashboard.memory_view.shown.summary.name != "big"
+        ):
             await pilot.pause(0.01)
         shown = time.perf_counter() - started
         shown_peak = PEAK()
-        while app.summaries["big"].archival_count is None:
+        while app.dashboard.agent_list.summaries["big"].archival_count is None:
             await pilot.pause(0.02)
         counted = time.perf_counter() - started
-        rows = app.archival_pane.view.row_count
+        rows = app.dashboard.memory_view.archival.view.row_count
     print(json.dumps({"newest_shown_s": shown, "peak_mb_when_shown": shown_peak,
                       "all_counted_s": counted, "rows_shown": rows, "peak_mb": PEAK()}))
 asyncio.run(main())

@@ -39,6 +39,7 @@ from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_fro
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.workspace import Workspace
+from tests.dashboard_support import count_reads
 from tests.llm_server import ScriptedLLM
 from tests.support import make_agent, oryxtui_executable
 
@@ -188,7 +189,7 @@ def disk_state(service: MemoryService, agent: str) -> str:
 
 def dashboard_state(app: OryxApp, agent: str) -> str | None:
     """What the sidebar says of an agent, in the words of `disk_state`."""
-    summary = app.summaries.get(agent)
+    summary = app.dashboard.agent_list.summaries.get(agent)
     if summary is None or summary.core_count is None:
         return None
     return (
@@ -197,10 +198,10 @@ def dashboard_state(app: OryxApp, agent: str) -> str | None:
 
 
 def shown_matches_disk(app: OryxApp, service: MemoryService) -> bool:
-    shown = app.shown
-    if shown is None or shown.snapshot is None or shown.summary.name != app.selected:
+    shown = app.dashboard.memory_view.shown
+    if shown is None or shown.snapshot is None or shown.summary.name != app.dashboard.selected:
         return False
-    disk = service.snapshot(app.selected)
+    disk = service.snapshot(app.dashboard.selected)
     return [e.line for e in shown.snapshot.core] == [e.line for e in disk.core] and list(
         shown.snapshot.archival_lines()
     ) == list(disk.archival_lines())
@@ -220,8 +221,9 @@ async def run_dashboard(root: Path, agents: list[str], stop: threading.Event, re
     settings = load_settings(workspace.config_path)
     service = MemoryService.open(workspace, settings)
     app = OryxApp(workspace, settings, service=service, user="tester")
+    reads = count_reads(service)
     async with app.run_test(size=(160, 40)) as pilot:
-        await until(lambda: app.shown is not None, 30)
+        await until(lambda: app.dashboard.memory_view.shown is not None, 30)
         switches = 0
         while not stop.is_set():  # a person clicking through the agents while it all happens
             await pilot.pause(1.0)
@@ -239,7 +241,7 @@ async def run_dashboard(root: Path, agents: list[str], stop: threading.Event, re
         report["dashboard_equals_disk"] = await until(settled, 30)
         report["dashboard_states"] = {a: dashboard_state(app, a) for a in agents}
         report["disk_states"] = {a: disk_state(service, a) for a in agents}
-        report["dashboard_reloads"] = sum(app.reload_counts.values())
+        report["dashboard_reloads"] = sum(reads.values())
         await report["_restored"].wait()
         # The dashboard sees the restore too: no agent is marked as having lost entries.
         report["dashboard_after_restore"] = await until(settled, 30)

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from rich.text import Text
+from textual import on
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from oryxtui.tui.overview import AgentSummary
+from oryxtui.tui.overview import GLOBAL, UNSELECTED, AgentKey, AgentSummary, Selection
 
 GLOBAL_ID = "::global::"  # cannot collide with an agent name ([A-Za-z0-9_-]+)
 CHANGED = "●"
 ERROR = "⚠"
+CHANGED_MARKER_SECONDS = 5.0
 
 
-def option_id(name: str | None) -> str:
+def option_id(name: AgentKey) -> str:
     return GLOBAL_ID if name is None else name
 
 
-def agent_of(option_id_: str | None) -> str | None:
+def agent_of(option_id_: str | None) -> AgentKey:
     return None if option_id_ in (None, GLOBAL_ID) else option_id_
 
 
@@ -45,18 +50,84 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
 
 
 class AgentList(OptionList):
-    """Attributes down: the app hands it summaries; it posts OptionList messages up."""
+    """Every agent, then the global memory: owns their summaries, their order and which ones
+    changed a moment ago. The selected agent comes down bound; a highlight goes up as `Picked`."""
 
-    def __init__(self, id: str | None = None) -> None:
+    selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
+
+    @dataclass
+    class Picked(Message):
+        agent: AgentKey
+
+    def __init__(self, clock: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
+        self.clock = clock
+        self.order: list[AgentKey] = []
+        self.summaries: dict[AgentKey, AgentSummary] = {}
+        self._changed_at: dict[AgentKey, float] = {}
         # What each row was drawn from, by option id, in order: (summary, changed, width).
         self._shown: dict[str, tuple[AgentSummary, bool, int]] = {}
 
-    def set_agents(self, summaries: Iterable[AgentSummary], changed: set[str | None]) -> None:
-        """Show these agents. With the same agents in the same order, only the rows whose label
-        changed are redrawn: 500 agents' counts arrive in many batches."""
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._expire_markers)
+
+    def list_agents(self, names: list[str]) -> None:
+        """The agents on disk now; the global memory is always last."""
+        self.order = [*names, GLOBAL]
+        for gone in set(self.summaries) - set(self.order):
+            del self.summaries[gone]
+        for agent in self.order:
+            self.summaries.setdefault(agent, AgentSummary(agent))
+        self._redraw()
+
+    def update_summaries(self, summaries: Iterable[AgentSummary]) -> None:
+        """New counts; an agent no longer listed is left out."""
+        for summary in summaries:
+            if summary.name in self.summaries:
+                self.summaries[summary.name] = summary
+        self._redraw()
+
+    def mark_changed(self, agent: AgentKey) -> None:
+        """Show a marker beside the agent for a few seconds (its memory just changed)."""
+        self._changed_at[agent] = self.clock()
+
+    def watch_selected(self, agent: Selection) -> None:
+        if agent in self.order:
+            index = self.order.index(agent)
+            if self.highlighted != index:
+                with self.prevent(OptionList.OptionHighlighted):
+                    self.highlighted = index
+
+    def select(self, agent: AgentKey) -> None:
+        """Highlight the agent as if the user had moved to it."""
+        if agent in self.order:
+            self.highlighted = self.order.index(agent)
+
+    @on(OptionList.OptionHighlighted)
+    def _picked(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        agent = agent_of(event.option.id)
+        if agent != self.selected:
+            self.post_message(self.Picked(agent))
+
+    def _expire_markers(self) -> None:
+        now = self.clock()
+        expired = [a for a, t in self._changed_at.items() if now - t >= CHANGED_MARKER_SECONDS]
+        for agent in expired:
+            del self._changed_at[agent]
+        if expired:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """With the same agents in the same order, only the rows whose label changed are
+        redrawn: 500 agents' counts arrive in many batches."""
+        now = self.clock()
+        changed = {a for a, t in self._changed_at.items() if now - t < CHANGED_MARKER_SECONDS}
         width = max(16, self.scrollable_content_region.width or 26)
-        wanted = [(option_id(s.name), (s, s.name in changed, width)) for s in summaries]
+        wanted = [
+            (option_id(agent), (self.summaries[agent], agent in changed, width))
+            for agent in self.order
+        ]
         ids = [option_id_ for option_id_, _ in wanted]
         shown = self._shown
         if ids == list(shown):
@@ -64,9 +135,7 @@ class AgentList(OptionList):
                 if shown[option_id_] != key:
                     shown[option_id_] = key
                     self.replace_option_prompt_at_index(index, agent_label(*key))
-            return
-        highlighted = self.highlighted_option.id if self.highlighted_option else None
-        self.set_options(Option(agent_label(*key), id=option_id_) for option_id_, key in wanted)
-        self._shown = dict(wanted)
-        if highlighted in ids:
-            self.highlighted = ids.index(highlighted)
+        else:
+            self.set_options(Option(agent_label(*key), id=option_id_) for option_id_, key in wanted)
+            self._shown = dict(wanted)
+        self.watch_selected(self.selected)

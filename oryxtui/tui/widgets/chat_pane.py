@@ -6,20 +6,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from oryxtui.agent.loop import LoopEvent
+from oryxtui.agent.loop import Agent, LoopEvent
 from oryxtui.agent.messages import Message as ChatMessage
+from oryxtui.agent.sessions import session_id_for
+from oryxtui.errors import OryxError
 from oryxtui.terminal import neutralize
+from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
 from oryxtui.tui.text import display_text
 
+CHAT_CHANNEL = "tui"
 TOOL_TEXT_LIMIT = 2000
 
 
@@ -29,14 +34,32 @@ def _tool_title(name: str, arguments: str | None, success: bool | None) -> str:
 
 
 class ChatPane(Vertical):
-    """Attributes down (what to show), messages up (`Submitted` when the user sends a line)."""
+    """The conversation with the selected agent (bound down as `agent`). It runs the turns and
+    loads the history in its own workers, and says `TurnEnded` when a turn is over."""
+
+    agent: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
 
     @dataclass
-    class Submitted(Message):
-        text: str
+    class TurnEnded(Message):
+        agent: AgentKey
 
-    def __init__(self, **kwargs: object) -> None:
+    @dataclass
+    class _Event(Message):
+        agent: AgentKey
+        event: LoopEvent | None  # None: the turn is over
+
+    @dataclass
+    class _History(Message):
+        agent: AgentKey
+        messages: list[ChatMessage]
+        model: str
+
+    def __init__(self, runner: Agent, user: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.runner = runner
+        self.user = user
+        self.chatting: Selection = UNSELECTED  # the agent a turn is running for, if any
+        self._failed = False
         self._stream: MarkdownStream | None = None
         self._reply: Markdown | None = None
         self._pending_tool: Collapsible | None = None
@@ -77,13 +100,82 @@ class ChatPane(Vertical):
         await log.mount_all(widgets)
         log.scroll_end(animate=False)
 
+    def focus_input(self) -> None:
+        # Focus now, not after the next refresh: keys typed right after `c` belong to the input.
+        self.screen.set_focus(self.input)
+        self.input.focus()
+
+    # Workers: they talk to the model and the database and post what they found -----------------
+
+    def _session_id(self, agent: AgentKey) -> str:
+        return session_id_for(CHAT_CHANNEL, self.user, agent)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chat-history")
+    def _load_history(self, agent: AgentKey) -> None:
+        try:
+            session = self.runner.sessions.load(
+                self._session_id(agent), agent, CHAT_CHANNEL, self.user
+            )
+            messages = session.messages
+        except OryxError as exc:
+            messages = [ChatMessage("assistant", f"⚠ {exc}")]
+        try:
+            model = self.runner.provider(agent).label
+        except OryxError as exc:
+            model = f"not configured: {exc}"
+        self.post_message(self._History(agent, messages, model))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chat")
+    def _run_turn(self, agent: AgentKey, text: str) -> None:
+        try:
+            for event in self.runner.run(agent, text, CHAT_CHANNEL, self.user):
+                self.post_message(self._Event(agent, event))
+        except Exception as exc:  # a bug must not leave the chat input locked
+            self.post_message(self._Event(agent, LoopEvent("error", f"The turn failed: {exc!r}")))
+            raise
+        finally:
+            self.post_message(self._Event(agent, None))
+
+    # Handlers -----------------------------------------------------------------------------------
+
+    def watch_agent(self, agent: Selection) -> None:
+        if not isinstance(agent, Unselected):
+            self._load_history(agent)
+
+    @on(_History)
+    async def _history_loaded(self, event: _History) -> None:
+        if event.agent != self.agent or event.agent == self.chatting:
+            return  # another agent by now, or a turn is streaming into the pane right now
+        await self.show_history(event.messages, event.model)
+
     @on(Input.Submitted, "#chat-input")
-    def _send(self, event: Input.Submitted) -> None:
+    async def _send(self, event: Input.Submitted) -> None:
         event.stop()
-        if not event.value.strip() or self.input.disabled:
+        agent = self.agent
+        if not event.value.strip() or self.input.disabled or isinstance(agent, Unselected):
             return
+        if not isinstance(self.chatting, Unselected):
+            return  # one turn at a time
         self._sent = event.value
-        self.post_message(self.Submitted(event.value))
+        self.chatting, self._failed = agent, False
+        await self.begin_turn(event.value)
+        self._run_turn(agent, event.value)
+
+    @on(_Event)
+    async def _turn_event(self, event: _Event) -> None:
+        shown_here = event.agent == self.agent
+        if event.event is None:
+            self.chatting = UNSELECTED
+            if shown_here:
+                await self.end_turn(self._failed, self.model)
+            else:
+                self.input.disabled = False
+            self.post_message(self.TurnEnded(event.agent))
+            return
+        if event.event.kind == "error":
+            self._failed = True
+        if shown_here:
+            await self.apply(event.event)
 
     async def begin_turn(self, text: str) -> None:
         self.input.value = ""

@@ -1,13 +1,20 @@
-"""The core and archival panes: a titled entry view, a filter (archival) and the entry in full."""
+"""The core and archival panes: a titled entry view and the entry at the cursor in full; the
+archival pane also owns its filter."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from rich.text import Text
-from textual import on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Input, Static
 
+from oryxtui.memory import MemoryEntry, MemorySnapshot
+from oryxtui.memory.format import RecallIndex
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
 
@@ -17,22 +24,23 @@ DETAIL_LIMIT = 1000
 class MemoryPane(Vertical):
     """One scope of the selected agent's memory."""
 
-    def __init__(self, title: str, scope: str, filterable: bool, **kwargs: object) -> None:
+    def __init__(self, title: str, scope: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.title = title
         self.scope = scope
-        self.filterable = filterable
         self.border_title = title
 
     def compose(self) -> ComposeResult:
-        if self.filterable:
-            yield Input(placeholder="filter archival entries…", id=f"{self.scope}-filter")
         yield EntryView(empty_text=f"No {self.scope} entries yet.", id=f"{self.scope}-view")
         yield Static("", id=f"{self.scope}-detail", classes="entry-detail", markup=False)
 
     @property
     def view(self) -> EntryView:
         return self.query_one(EntryView)
+
+    def show(self, entries: Sequence[MemoryEntry], fresh: set[int]) -> None:
+        self.view.show(entries, fresh=fresh)
+        self.set_title(len(entries))
 
     def set_title(
         self, total: int, shown: int | None = None, outside: int = 0, of_all: int | None = None
@@ -63,3 +71,104 @@ class MemoryPane(Vertical):
         if len(shown) > DETAIL_LIMIT:
             shown = shown[:DETAIL_LIMIT] + "…"
         detail.update(Text(f"{when}  {shown}"))
+
+
+class ArchivalPane(MemoryPane):
+    """The archival entries, narrowed by a filter that is matched in a worker (a big file's
+    newest entries can be many)."""
+
+    @dataclass
+    class Filtered(Message):
+        keyword: str
+        rows: list[int]
+        snapshot_id: int
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("Archival", "archival", **kwargs)
+        self.snapshot: MemorySnapshot | None = None
+        self.of_all: int | None = None
+        self._index: tuple[int, RecallIndex] | None = None
+
+    def compose(self) -> ComposeResult:
+        field = Input(placeholder="filter archival entries…", id="archival-filter")
+        field.display = False
+        yield field
+        yield from super().compose()
+
+    @property
+    def keyword(self) -> str:
+        return self.query_one(Input).value
+
+    def open_filter(self) -> None:
+        field = self.query_one(Input)
+        field.display = True
+        field.focus()
+
+    def close_filter(self) -> None:
+        field = self.query_one(Input)
+        field.value = ""
+        field.display = False
+        self.view.focus()
+
+    def show_snapshot(
+        self, snapshot: MemorySnapshot, fresh: set[int], of_all: int | None, same_agent: bool
+    ) -> None:
+        """Show these entries; while a filter is on, its rows stay until the new ones are in."""
+        self.snapshot, self.of_all = snapshot, of_all
+        keyword = self.keyword
+        rows = list(self.view.rows) if keyword and same_agent else None
+        self._show_rows(rows, fresh)
+        if keyword:
+            self._filter(keyword, snapshot)
+
+    def count_all(self, of_all: int | None) -> None:
+        """The census of a big file is in: the title says how many entries it holds."""
+        self.of_all = of_all
+        if self.snapshot is not None:
+            self._show_rows(list(self.view.rows) if self.keyword else None, self.view.fresh)
+
+    def _show_rows(self, rows: list[int] | None, fresh: set[int]) -> None:
+        snapshot = self.snapshot
+        assert snapshot is not None
+        view = self.view
+        view.show(snapshot.archival, rows=rows, window_start=snapshot.window_start, fresh=fresh)
+        total = len(snapshot.archival)
+        outside = min(snapshot.window_start, total)
+        self.set_title(total, None if rows is None else len(rows), outside, self.of_all)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="filter")
+    def _filter(self, keyword: str, snapshot: MemorySnapshot) -> None:
+        cached = self._index
+        if cached is None or cached[0] != id(snapshot):
+            cached = (id(snapshot), RecallIndex(snapshot.archival_lines()))
+            self._index = cached
+        self.post_message(self.Filtered(keyword, cached[1].positions(keyword), id(snapshot)))
+
+    @on(Filtered)
+    def _filtered(self, event: Filtered) -> None:
+        event.stop()
+        snapshot = self.snapshot
+        if snapshot is None or id(snapshot) != event.snapshot_id or event.keyword != self.keyword:
+            return  # the entries or the keyword changed meanwhile: a newer result is coming
+        self._show_rows(event.rows, self.view.fresh)
+
+    @on(Input.Changed, "#archival-filter")
+    def _keyword_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self.snapshot is None:
+            return
+        if event.value:
+            self._filter(event.value, self.snapshot)
+        else:
+            self._show_rows(None, self.view.fresh)
+
+    @on(Input.Submitted, "#archival-filter")
+    def _keyword_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.view.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Escape in the filter clears it and goes back to the entries."""
+        if event.key == "escape" and self.query_one(Input).has_focus:
+            event.stop()
+            self.close_filter()

@@ -3,15 +3,25 @@ changed since the previous prompt."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from oryxtui.agent.loop import Agent
 from oryxtui.agent.prompt import Prompt
+from oryxtui.agent.sessions import session_id_for
+from oryxtui.errors import OryxError
+from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
 from oryxtui.tui.text import display_text
+from oryxtui.tui.widgets.chat_pane import CHAT_CHANNEL
 
 BAR_WIDTH = 40
 BLOCK_STYLES = {
@@ -59,17 +69,65 @@ def marked_text(text: str, previous: str | None) -> Text:
 
 
 class PromptPane(VerticalScroll):
-    """Rebuilt whole on every new prompt; which blocks are open survives the rebuild."""
+    """The prompt the selected agent (bound down as `agent`) would receive now. It builds it in
+    a worker when asked (`rebuild`), keeps the last one of each agent to mark what changed, and
+    is drawn whole on every new prompt; which blocks are open survives the redraw."""
 
-    def __init__(self, **kwargs: object) -> None:
+    agent: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
+
+    @dataclass
+    class _Built(Message):
+        agent: AgentKey
+        prompt: Prompt | None
+        error: str | None = None
+
+    def __init__(self, runner: Agent, user: str, context_window: int, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.runner = runner
+        self.user = user
+        self.context_window = context_window
         self.open_blocks = {"time", "memory"}
         self.shown: Prompt | None = None
+        self.built: dict[AgentKey, Prompt] = {}  # the newest prompt of each agent
 
     def compose(self) -> ComposeResult:
         yield Static("No prompt yet.", id="prompt-summary")
 
-    async def show(self, prompt: Prompt, previous: Prompt | None, context_window: int) -> None:
+    def rebuild(self) -> None:
+        """Build the selected agent's prompt again (its memory or history changed)."""
+        if not isinstance(self.agent, Unselected):
+            self._build(self.agent)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    def _build(self, agent: AgentKey) -> None:
+        try:
+            prompt = self.runner.prompt(agent, session_id_for(CHAT_CHANNEL, self.user, agent))
+        except OryxError as exc:
+            self.post_message(self._Built(agent, None, str(exc)))
+            return
+        self.post_message(self._Built(agent, prompt))
+
+    @on(_Built)
+    async def _built(self, event: _Built) -> None:
+        if event.agent != self.agent:
+            return
+        if event.prompt is None:
+            self.query_one("#prompt-summary", Static).update(
+                Text(f"⚠ {display_text(event.error or '')}")
+            )
+            return
+        previous = self.built.get(event.agent)
+        if previous is not None and previous.to_json() == event.prompt.to_json():
+            if self.shown is not None and self.shown.agent == event.agent:
+                return  # nothing changed
+            previous = None
+        self.built[event.agent] = event.prompt
+        if self.shown is not None and self.shown.agent != event.agent:
+            previous = None  # a different agent: nothing to compare with
+        await self._show(event.prompt, previous)
+
+    async def _show(self, prompt: Prompt, previous: Prompt | None) -> None:
+        context_window = self.context_window
         for collapsible in self.query(Collapsible):
             name = collapsible.id.removeprefix("block-") if collapsible.id else ""
             if collapsible.collapsed:

@@ -1,0 +1,62 @@
+"""The command palette's dashboard commands: every action that applies now, and the agents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from oryxtui.tui.screens.dashboard import DashboardScreen
+
+Command = tuple[str, str, Callable[[], object]]  # title, help, what it does
+
+
+def dashboard_commands(screen: DashboardScreen) -> list[Command]:
+    """What the palette offers on the dashboard as it is now."""
+    view = screen.memory_view
+    commands: list[Command] = [
+        ("Save an entry", "Save to the selected agent (s)", screen.action_save_entry),
+        ("Recall", "Search the archival memory (r)", screen.action_recall),
+    ]
+    if view.memory_file is not None:
+        commands.append(("Edit MEMORY.md", "Open it in $EDITOR (e)", screen.action_edit))
+    commands += [
+        ("Filter archival", "Narrow the archival pane (/)", screen.action_filter),
+        ("Chat", "Talk to the selected agent (c)", screen.action_chat),
+        ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
+    ]
+    if view.lost_count:
+        commands.append(
+            (
+                "Restore lost entries",
+                "Put back what an outside edit removed (R)",
+                screen.action_restore,
+            )
+        )
+    for agent in screen.agent_list.order:
+        if agent != screen.selected:
+            name = "global memory" if agent is None else agent
+            commands.append(
+                (f"Show {name}", "Select it in the sidebar", partial(screen.select, agent))
+            )
+    return commands
+
+
+class DashboardCommands(Provider):
+    """Offered on the dashboard only: on a dialog, none of these apply."""
+
+    def _commands(self) -> list[Command]:
+        screen = self.screen
+        return dashboard_commands(screen) if isinstance(screen, DashboardScreen) else []
+
+    async def discover(self) -> Hits:
+        for title, help_text, run in self._commands():
+            yield DiscoveryHit(title, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, run in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), run, help=help_text)

@@ -1,0 +1,73 @@
+"""The dashboard's messages: what workers found on disk, and what changed there.
+
+A newer message about the same agent replaces a queued one (`can_replace`): a burst of writes
+or counts is handled once, with the latest news.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from oryxtui.tui.overview import AgentKey, AgentMemory, AgentSummary
+
+
+@dataclass
+class AgentsListed(Message):
+    names: list[str]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, AgentsListed)
+
+
+@dataclass
+class AgentLoaded(Message):
+    memory: AgentMemory
+
+
+@dataclass
+class SummariesLoaded(Message):
+    summaries: list[AgentSummary]
+
+
+@dataclass
+class CensusTaken(Message):
+    """A big file's entries, all counted (its snapshot holds only the newest)."""
+
+    agent: AgentKey
+    archival_count: int | None
+    lost_count: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CensusTaken) and message.agent == self.agent
+
+
+@dataclass
+class MemoryChanged(Message):
+    """An agent's MEMORY.md changed on disk (the watcher saw it)."""
+
+    agent: AgentKey
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MemoryChanged) and message.agent == self.agent
+
+
+@dataclass
+class StoreChanged(Message):
+    """Memory kept outside files changed, or may have: which agent is not known.
+    `everyone`: count every agent again too (a local database; a remote server is asked only
+    about the agent on screen)."""
+
+    everyone: bool
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StoreChanged) and message.everyone == self.everyone
+
+
+@dataclass
+class AgentsChanged(Message):
+    """An agent came or went, or an AGENT.md changed."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, AgentsChanged)

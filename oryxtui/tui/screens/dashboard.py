@@ -1,0 +1,377 @@
+"""The dashboard screen: agents on the left, the selected agent's memory in the middle, chat and
+prompt preview on the right. It holds the selected agent and reads memory from disk in workers;
+each pane owns what it shows."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from dataclasses import replace
+from functools import partial
+
+from textual import events, on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from oryxtui.agent.loop import Agent
+from oryxtui.config import Settings
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.tui.messages import (
+    AgentLoaded,
+    AgentsChanged,
+    AgentsListed,
+    CensusTaken,
+    MemoryChanged,
+    StoreChanged,
+    SummariesLoaded,
+)
+from oryxtui.tui.overview import (
+    UNSELECTED,
+    AgentKey,
+    AgentMemory,
+    AgentSummary,
+    Selection,
+    Unselected,
+    agent_label,
+    load_agent,
+    take_census,
+)
+from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
+from oryxtui.tui.screens.recall import RecallScreen
+from oryxtui.tui.screens.save_entry import SaveEntryScreen
+from oryxtui.tui.text import display_text
+from oryxtui.tui.widgets.agent_list import AgentList
+from oryxtui.tui.widgets.chat_pane import ChatPane
+from oryxtui.tui.widgets.memory_view import MemoryView
+from oryxtui.tui.widgets.prompt_pane import PromptPane
+from oryxtui.workspace import Workspace
+
+NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
+SUMMARY_BATCH_SECONDS = 0.1
+
+
+class DashboardScreen(Screen[None]):
+    """The selected agent comes down to the panes bound; what they do goes up as messages."""
+
+    BINDINGS = [
+        Binding("s", "save_entry", "Save", id="save"),
+        Binding("r", "recall", "Recall", id="recall"),
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("c", "chat", "Chat", id="chat"),
+        Binding("p", "prompt", "Prompt", id="prompt"),
+        Binding("tab", "app.focus_next", "Next pane", id="focus-next", show=False),
+        Binding(
+            "shift+tab", "app.focus_previous", "Previous pane", id="focus-previous", show=False
+        ),
+        Binding("R", "restore", "Restore lost", id="restore", show=False),
+    ]
+
+    selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        service: MemoryService,
+        runner: Agent,
+        user: str,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.settings = settings
+        self.service = service
+        self.runner = runner
+        self.user = user
+        self.clock = clock
+        self.pacer = ReloadPacer(self._load, self.set_timer, clock)
+        self.census = CensusThrottle(self._take_census, self.set_timer, clock)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            agents = AgentList(self.clock, id="agents").data_bind(DashboardScreen.selected)
+            agents.border_title = "Agents"
+            yield agents
+            yield MemoryView(id="main")
+            with TabbedContent(id="side", initial="chat-tab"):
+                with TabPane("Chat", id="chat-tab"):
+                    yield ChatPane(self.runner, self.user, id="chat").data_bind(
+                        agent=DashboardScreen.selected
+                    )
+                with TabPane("Prompt", id="prompt-tab"):
+                    yield PromptPane(
+                        self.runner, self.user, self.settings.llm.context_window, id="prompt"
+                    ).data_bind(agent=DashboardScreen.selected)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Before the first layout, so the first frame is already the right one.
+        self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
+        self.memory_view.focus_entries()
+        self._list_agents()
+
+    @property
+    def agent_list(self) -> AgentList:
+        return self.query_one(AgentList)
+
+    @property
+    def memory_view(self) -> MemoryView:
+        return self.query_one(MemoryView)
+
+    @property
+    def chat_pane(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    @property
+    def prompt_pane(self) -> PromptPane:
+        return self.query_one(PromptPane)
+
+    # Workers: they read disk and post what they found; they never touch widgets -----------------
+
+    @property
+    def newest_bytes(self) -> int:
+        return int(self.settings.tui.large_file_mb * (1 << 20))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agents")
+    def _list_agents(self) -> None:
+        self.post_message(AgentsListed(self.workspace.list_agents()))
+
+    def _load(self, agent: AgentKey) -> None:
+        self.run_worker(
+            partial(self._read_agent, agent), group="load", thread=True, exit_on_error=False
+        )
+
+    def _read_agent(self, agent: AgentKey) -> None:
+        try:
+            memory = load_agent(
+                self.workspace, self.service, agent, self.newest_bytes, census=False
+            )
+        except Exception as exc:  # a bug must not leave the agent stuck "loading" forever
+            memory = AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
+            raise
+        finally:
+            self.post_message(AgentLoaded(memory))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
+    def _load_summaries(self, agents: list[AgentKey]) -> None:
+        """Counts for the sidebar, posted in batches so 500 agents do not mean 500 redraws."""
+        batch: list[AgentSummary] = []
+        posted = time.monotonic()
+        for agent in agents:
+            batch.append(load_agent(self.workspace, self.service, agent, self.newest_bytes).summary)
+            if time.monotonic() - posted > SUMMARY_BATCH_SECONDS:
+                self.post_message(SummariesLoaded(batch))
+                batch, posted = [], time.monotonic()
+        if batch:
+            self.post_message(SummariesLoaded(batch))
+
+    def _take_census(self, agent: AgentKey) -> None:
+        self.run_worker(
+            partial(self._count_all, agent),
+            group=f"census-{agent}",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _count_all(self, agent: AgentKey) -> None:
+        """Count every entry of a big file the dashboard shows only the newest of."""
+        archival_count, lost_count = take_census(self.service, agent)
+        if not get_current_worker().is_cancelled:
+            self.post_message(CensusTaken(agent, archival_count, lost_count))
+
+    def _others(self) -> list[AgentKey]:
+        return [agent for agent in self.agent_list.order if agent != self.selected]
+
+    # What the workers and the watcher report ---------------------------------------------------
+
+    @on(AgentsListed)
+    def _agents_listed(self, event: AgentsListed) -> None:
+        agents = self.agent_list
+        agents.list_agents(event.names)
+        if self.selected in agents.order:
+            self.pacer.request(self.selected)  # its AGENT.md may be what changed
+        else:
+            self.selected = agents.order[0]
+        self._load_summaries(self._others())
+
+    def watch_selected(self, agent: Selection) -> None:
+        if isinstance(agent, Unselected):
+            return
+        self.sub_title = "global memory" if agent is None else agent
+        self.pacer.request(agent)
+
+    @on(AgentList.Picked)
+    def _picked(self, event: AgentList.Picked) -> None:
+        self.selected = event.agent
+
+    @on(AgentLoaded)
+    def _agent_loaded(self, event: AgentLoaded) -> None:
+        memory = event.memory
+        agent = memory.summary.name
+        self.pacer.finished(agent)
+        known = self.agent_list.summaries.get(agent)
+        if known is None:
+            return  # the agent went away while it loaded
+        if memory.snapshot is not None and memory.snapshot.partial is not None:
+            # Only the newest entries were read: keep the last counts until the census is in.
+            summary = replace(
+                memory.summary, archival_count=known.archival_count, lost_count=known.lost_count
+            )
+            memory = AgentMemory(summary, memory.snapshot)
+            self.census.request(agent)
+        if agent == self.selected:
+            memory = self.memory_view.show(memory)
+            self.prompt_pane.rebuild()
+        self.agent_list.update_summaries([memory.summary])
+
+    @on(SummariesLoaded)
+    def _summaries_loaded(self, event: SummariesLoaded) -> None:
+        self.agent_list.update_summaries(event.summaries)
+
+    @on(CensusTaken)
+    def _census_taken(self, event: CensusTaken) -> None:
+        known = self.agent_list.summaries.get(event.agent)
+        if known is None:
+            return
+        summary = replace(known, archival_count=event.archival_count, lost_count=event.lost_count)
+        self.agent_list.update_summaries([summary])
+        self.memory_view.count_all(summary)
+
+    @on(MemoryChanged)
+    def _memory_changed(self, event: MemoryChanged) -> None:
+        self.agent_list.mark_changed(event.agent)
+        if event.agent in self.agent_list.summaries:
+            self.pacer.request(event.agent)
+
+    @on(StoreChanged)
+    def _store_changed(self, event: StoreChanged) -> None:
+        if isinstance(self.selected, Unselected):
+            return
+        self.pacer.request(self.selected)
+        if event.everyone:
+            self._load_summaries(self._others())
+
+    @on(AgentsChanged)
+    def _agents_changed(self) -> None:
+        self._list_agents()
+
+    @on(ChatPane.TurnEnded)
+    def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+        if event.agent == self.selected:
+            self.prompt_pane.rebuild()  # the history grew
+
+    # Layout and keys --------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_WIDTH, "narrow")
+
+    def on_key(self, event: events.Key) -> None:
+        """Escape goes back to the memory panes, so single-key actions work again."""
+        focused = self.focused
+        if event.key != "escape" or focused is None:
+            return
+        if self.chat_pane in focused.ancestors_with_self:
+            # The input, or the log that holds the focus while a turn runs (the input is
+            # disabled then): back to the panes either way.
+            event.stop()
+            self.memory_view.focus_entries()
+        elif self.has_class("narrow", "side-open"):
+            event.stop()
+            self.remove_class("side-open")  # back to the agents and memory
+
+    def _open_side(self, tab: str) -> None:
+        self.add_class("side-open")
+        self.query_one(TabbedContent).active = tab
+
+    def select(self, agent: AgentKey) -> None:
+        """Show this agent, as if picked in the sidebar."""
+        self.agent_list.select(agent)
+
+    # Actions ----------------------------------------------------------------------------------
+
+    def action_chat(self) -> None:
+        self._open_side("chat-tab")
+        self.chat_pane.focus_input()
+
+    def action_prompt(self) -> None:
+        self._open_side("prompt-tab")
+        self.prompt_pane.focus()
+
+    def action_filter(self) -> None:
+        self.memory_view.archival.open_filter()
+
+    def action_save_entry(self) -> None:
+        agent = self.selected
+        if isinstance(agent, Unselected):
+            return
+
+        def saved(entry: MemoryEntry | None) -> None:
+            # No toast: it would cover the newest rows, where the entry arrives highlighted.
+            if entry is not None:
+                self.pacer.request(agent)  # the watcher brings it too; not every store is watched
+
+        self.app.push_screen(
+            SaveEntryScreen(agent_label(agent), partial(self.service.save, agent)), saved
+        )
+
+    def action_recall(self) -> None:
+        agent = self.selected
+        if not isinstance(agent, Unselected):
+            recall = partial(self.service.recall, agent)
+            self.app.push_screen(RecallScreen(agent_label(agent), recall))
+
+    def action_restore(self) -> None:
+        if self.memory_view.lost_count and not isinstance(self.selected, Unselected):
+            self._restore(self.selected)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
+    def _restore(self, agent: AgentKey) -> None:
+        try:
+            restored = self.service.restore(agent)
+        except OryxError as exc:
+            self.app.call_from_thread(
+                self.notify, display_text(str(exc)), severity="error", markup=False
+            )
+            return
+        message = f"Restored {len(restored)} entr{'y' if len(restored) == 1 else 'ies'}."
+        self.app.call_from_thread(self.notify, message, title="Restore", markup=False)
+
+    def action_edit(self) -> None:
+        memory_file = self.memory_view.memory_file
+        if memory_file is None:
+            self.notify(
+                "This memory is not kept in a MEMORY.md file.", severity="warning", markup=False
+            )
+            return
+        try:
+            self.workspace.check_write_target(memory_file)  # as a save would
+        except OryxError as exc:
+            self.notify(display_text(str(exc)), severity="error", markup=False)
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(memory_file)], check=False)
+        except SuspendNotSupported:
+            self.notify(
+                "This terminal cannot hand over to an editor.", severity="warning", markup=False
+            )
+        except OSError as exc:
+            self.notify(
+                f"Could not start the editor {editor!r}: {exc.strerror}.",
+                severity="error",
+                markup=False,
+            )
+        if not isinstance(self.selected, Unselected):
+            self.pacer.request(self.selected)
