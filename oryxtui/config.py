@@ -29,6 +29,7 @@ class Mem0Settings(_Section):
 
 
 DEFAULT_MAX_ENTRY_CHARS = 2000
+DEFAULT_ARCHIVAL_MAX_CHARS = 4000
 # The dashboard's binding ids (README, "binding id"), the keys of [tui.keymap].
 BINDING_IDS = (
     "save",
@@ -49,7 +50,7 @@ _KEY = re.compile(r"(?:(?:ctrl|alt|shift|meta|super|hyper)\+)*(?:[a-z][a-z0-9_]*
 
 class MemorySettings(_Section):
     backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
-    archival_max_chars: int = Field(4000, ge=0)
+    archival_max_chars: int = Field(DEFAULT_ARCHIVAL_MAX_CHARS, ge=0)
     # The longest entry a save accepts (after flattening to one line).
     max_entry_chars: int = Field(DEFAULT_MAX_ENTRY_CHARS, ge=1)
     # Off, as upstream since 86b6bab: a `触发「question」⇒ reply` entry after every turn floods

@@ -21,6 +21,7 @@ from oryxtui.memory.format import (
     render_context,
     sanitize_content,
 )
+from oryxtui.memory.sections import with_entry
 from tests import upstream_reference as upstream
 
 SAMPLE = f"""{CORE_HEADER}
@@ -122,7 +123,7 @@ def test_a_repeated_header_ends_the_section_before_it_and_opens_none() -> None:
     assert document.later_headers() == [4, 6]
     assert (upstream.core_entries(text), upstream.archival_entries(text)) == (["- a"], ["- b"])
     # A save goes into the first section, where upstream reads it.
-    saved = document.with_entry("- new", Scope.ARCHIVAL)
+    saved = with_entry(text, "- new", Scope.ARCHIVAL)
     assert parse(saved).archival_lines == ["- b", "- new"]
 
 
@@ -178,16 +179,17 @@ def test_crlf_and_bom_are_understood_and_preserved() -> None:
     document = parse(text)
     assert document.core_lines == ["- [2026-07-22 09:30:00] User prefers concise responses."]
     assert len(document.archival_lines) == 3
-    appended = document.with_entry("- [2026-07-22 10:00:00] new", Scope.ARCHIVAL)
+    appended = with_entry(text, "- [2026-07-22 10:00:00] new", Scope.ARCHIVAL)
     assert appended.startswith("\ufeff")
     assert "- a hand-written note\r\n- [2026-07-22 10:00:00] new\r\n" in appended
 
 
 def test_append_goes_after_the_last_line_of_its_section() -> None:
-    document = parse(SAMPLE + "\n## Appendix\nkept\n")
-    text = document.with_entry("- [2026-07-22 10:00:00] core two", Scope.CORE)
+    text = with_entry(
+        SAMPLE + "\n## Appendix\nkept\n", "- [2026-07-22 10:00:00] core two", Scope.CORE
+    )
     assert text.index("core two") < text.index(ARCHIVAL_HEADER)
-    text = parse(text).with_entry("- [2026-07-22 10:00:01] newest", Scope.ARCHIVAL)
+    text = with_entry(text, "- [2026-07-22 10:00:01] newest", Scope.ARCHIVAL)
     # '## Appendix' is a line of the archival section, as upstream reads it: the newest entry
     # goes after the section's last line, where upstream appends it.
     assert text.endswith("## Appendix\nkept\n- [2026-07-22 10:00:01] newest\n")
@@ -196,18 +198,18 @@ def test_append_goes_after_the_last_line_of_its_section() -> None:
 
 def test_append_to_a_file_without_a_last_line_break_keeps_its_line_breaks() -> None:
     crlf = f"{CORE_HEADER}\r\n{ARCHIVAL_HEADER}\r\n- a"
-    assert parse(crlf).with_entry("- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
-    assert parse(crlf + "\r").with_entry("- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
+    assert with_entry(crlf, "- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
+    assert with_entry(crlf + "\r", "- b", Scope.ARCHIVAL) == crlf + "\r\n- b"
     lf = f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- a"
-    assert parse(lf).with_entry("- b", Scope.ARCHIVAL) == lf + "\n- b"
+    assert with_entry(lf, "- b", Scope.ARCHIVAL) == lf + "\n- b"
 
 
 def test_append_to_empty_or_headerless_files() -> None:
-    assert parse("").with_entry("- x", Scope.ARCHIVAL) == f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- x\n"
-    assert parse("").with_entry("- x", Scope.CORE) == f"{CORE_HEADER}\n- x\n{ARCHIVAL_HEADER}\n"
-    text = parse("my notes").with_entry("- x", Scope.ARCHIVAL)
+    assert with_entry("", "- x", Scope.ARCHIVAL) == f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- x\n"
+    assert with_entry("", "- x", Scope.CORE) == f"{CORE_HEADER}\n- x\n{ARCHIVAL_HEADER}\n"
+    text = with_entry("my notes", "- x", Scope.ARCHIVAL)
     assert text == f"my notes\n{ARCHIVAL_HEADER}\n- x\n"
-    text = parse(f"intro\n{ARCHIVAL_HEADER}\n- a").with_entry("- c", Scope.CORE)
+    text = with_entry(f"intro\n{ARCHIVAL_HEADER}\n- a", "- c", Scope.CORE)
     assert text == f"intro\n{CORE_HEADER}\n- c\n{ARCHIVAL_HEADER}\n- a"
 
 
@@ -293,7 +295,7 @@ def test_parse_then_render_is_lossless(text: str) -> None:
 def test_saved_content_cannot_forge_sections_or_entries(text: str, raw: str, scope: Scope) -> None:
     before = parse(text)
     content = sanitize_content(raw)
-    after = parse(before.with_entry(entry_line("2026-07-22 09:30:00", content), scope))
+    after = parse(with_entry(text, entry_line("2026-07-22 09:30:00", content), scope))
     fresh = (
         not (before.core_headers or before.archival_headers) and not text.strip("\ufeff").strip()
     )

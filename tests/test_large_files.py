@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import sections
+from oryxtui.memory import MemoryService, sections
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, parse
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
 from oryxtui.workspace import Workspace
@@ -27,12 +27,16 @@ def write_global_memory(root: Path, text: str) -> Path:
     return path
 
 
-def stores(root: Path) -> tuple[MarkdownMemoryStore, MarkdownMemoryStore]:
+def stores(root: Path) -> tuple[MemoryService, MemoryService]:
     """The same workspace read whole, and read in parts whatever its size."""
-    whole = MarkdownMemoryStore(Workspace(root))
-    whole.large_file_bytes = 1 << 40
-    parts = MarkdownMemoryStore(Workspace(root))
-    parts.large_file_bytes = 0
+    whole_store = MarkdownMemoryStore(Workspace(root))
+    whole_store.files.large_file_bytes = 1 << 40
+    whole = MemoryService(whole_store)
+    whole.block_whole_bytes = 1 << 40
+    parts_store = MarkdownMemoryStore(Workspace(root))
+    parts_store.files.large_file_bytes = 0
+    parts = MemoryService(parts_store)
+    parts.block_whole_bytes = 0
     return whole, parts
 
 
@@ -51,10 +55,10 @@ def test_reading_in_parts_gives_the_answers_of_reading_whole(
     root = tmp_path / "w"
     write_global_memory(root, text)
     whole, parts = stores(root)
-    assert parts.recall(None, keyword) == whole.recall(None, keyword)
+    assert parts.store.search(None, keyword) == whole.store.search(None, keyword)
     assert parts.count_archival(None) == whole.count_archival(None)
-    full = whole.entries(None)
-    tail = parts.entries(None, newest_bytes=newest)
+    full = whole.snapshot(None)
+    tail = parts.snapshot(None, newest_bytes=newest)
     assert [e.line for e in tail.core] == [e.line for e in full.core]
     all_lines = list(full.archival_lines())
     shown = list(tail.archival_lines())
@@ -66,13 +70,20 @@ def test_reading_in_parts_gives_the_answers_of_reading_whole(
 
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=memory_texts, max_chars=st.integers(min_value=0, max_value=60))
-def test_the_prompt_block_of_a_big_file_is_exact(tmp_path: Path, text: str, max_chars: int) -> None:
+@given(
+    text=memory_texts,
+    max_chars=st.integers(min_value=0, max_value=60),
+    newest=st.integers(min_value=0, max_value=80),
+)
+def test_the_prompt_block_of_a_big_file_is_exact(
+    tmp_path: Path, text: str, max_chars: int, newest: int
+) -> None:
     root = tmp_path / "w"
     write_global_memory(root, text)
     whole, parts = stores(root)
     whole.archival_max_chars = parts.archival_max_chars = max_chars
-    assert parts.load(None) == whole.load(None)
+    parts.block_read_bytes = newest  # the block from the newest part, however small
+    assert parts.build_context(None) == whole.build_context(None)
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -102,20 +113,21 @@ def test_a_million_entries_open_with_the_newest_part(tmp_path: Path) -> None:
         out.write(f"{ARCHIVAL_HEADER}\n")
         out.writelines(f"- [2026-07-22 09:30:00] entry {i}\n" for i in range(1_000_000))
     store = MarkdownMemoryStore(Workspace(tmp_path))
-    snapshot = store.entries(None, newest_bytes=1 << 20)
+    service = MemoryService(store)
+    snapshot = service.snapshot(None, newest_bytes=1 << 20)
     assert snapshot.partial is not None and snapshot.partial.file_bytes == path.stat().st_size
     assert [e.content for e in snapshot.core] == ["core fact"]
     assert snapshot.archival[-1].content == "entry 999999"
     shown = len(snapshot.archival)
     assert 20_000 < shown < 40_000
     assert snapshot.archival[0].content == f"entry {1_000_000 - shown}"
-    assert store.count_archival(None) == 1_000_000
-    assert [e.content for e in store.recall(None, "ENTRY 99999")][:2] == [
+    assert service.count_archival(None) == 1_000_000
+    assert [e.content for e in service.recall(None, "ENTRY 99999")][:2] == [
         "entry 99999",
         "entry 999990",
     ]
-    assert store.load(None).endswith("- [2026-07-22 09:30:00] entry 999999")
-    assert not store._cache  # nothing was read whole
+    assert service.build_context(None).endswith("- [2026-07-22 09:30:00] entry 999999")
+    assert not len(store.files.cache)  # nothing was read whole
     fd = os.open(path, os.O_RDONLY)
     try:
         bodies = sections.section_bodies(fd, path.stat().st_size)
@@ -142,8 +154,8 @@ def test_a_save_into_a_big_file_writes_the_bytes_of_the_whole_file_path(
         path = write_global_memory(root, "")
         path.write_bytes(raw)
         store = MarkdownMemoryStore(Workspace(root))
-        store.large_file_bytes = large_file_bytes
-        store.settle_seconds = 0.001
+        store.files.large_file_bytes = large_file_bytes
+        store.writer.settle_seconds = 0.001
         try:
             store.append(None, "2026-07-22 09:30:00", "the new one", scope)
         except MemoryWriteError as exc:
@@ -164,7 +176,7 @@ def test_a_save_into_a_million_entries_does_not_read_the_file_whole(tmp_path: Pa
     store = MarkdownMemoryStore(Workspace(tmp_path))
     store.append(None, "2026-07-22 10:00:00", "newest", Scope.ARCHIVAL)
     store.append(None, "2026-07-22 10:00:01", "new core", Scope.CORE)
-    assert not store._cache  # never read whole
+    assert not len(store.files.cache)  # never read whole
     newest, core = b"- [2026-07-22 10:00:00] newest\r\n", b"- [2026-07-22 10:00:01] new core\r\n"
     with open(path, "rb") as handle:
         assert handle.read(200).startswith(f"{CORE_HEADER}\r\n- core\r\n".encode() + core)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import MemoryService, files, markdown_store
+from oryxtui.memory import MemoryService, files, writer
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.support import make_agent
@@ -102,7 +102,7 @@ def test_an_outside_save_in_the_last_instant_before_our_rename_is_kept(
         calls.append(second)
         return files.exchange(first, second)
 
-    monkeypatch.setattr(markdown_store, "exchange", editor_saves_first)
+    monkeypatch.setattr(writer, "exchange", editor_saves_first)
     service.save("a", "second", "archival")
     text = memory_file.read_text()
     assert "- typed by hand\n" in text and "] second" in text and "] first" in text
@@ -123,7 +123,7 @@ def test_a_save_waits_while_an_editor_has_emptied_the_file(
     service.save("a", "first", "archival")
     full = memory_file.read_text() + "- typed by hand\n"
     memory_file.write_text("")  # a truncate-then-write editor, half way through its save
-    service.store.settle_seconds = 0.3
+    service.store.writer.settle_seconds = 0.3
     timer = threading.Timer(0.1, lambda: memory_file.write_text(full))
     timer.start()
     service.save("a", "second", "archival")
@@ -137,7 +137,7 @@ def test_a_file_emptied_on_purpose_is_saved_into(
 ) -> None:
     memory_file = make_agent(workspace, "a") / "MEMORY.md"
     memory_file.write_text("")
-    service.store.settle_seconds = 0.05
+    service.store.writer.settle_seconds = 0.05
     service.save("a", "only", "archival")
     assert memory_file.read_text().endswith("] only\n")
 
@@ -245,7 +245,7 @@ def test_a_save_that_fails_at_the_switch_leaves_no_copy_and_no_journal_record(
     def disk_full(*_: object) -> bool:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(markdown_store, failing, disk_full)
+    monkeypatch.setattr(writer, failing, disk_full)
     with pytest.raises(MemoryWriteError, match="No space left"):
         service.save("a", "never acknowledged", "archival")
     monkeypatch.undo()

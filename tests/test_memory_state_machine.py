@@ -34,7 +34,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.path = workspace.memory_file("a")
         self.memory = MemoryService.open(workspace, Settings())
         self.memory.max_entry_chars = 1_000_000  # the limit has its own tests
-        self.memory.store.settle_seconds = 0.005  # nothing else writes here: no need to wait
+        self.memory.store.writer.settle_seconds = 0.005  # nothing else writes here: no need to wait
         self.saved: list[tuple[str, str]] = []  # (scope, sanitised content), in order
         self.snapshots: list[str] = []
         self.counter = 0

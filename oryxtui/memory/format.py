@@ -267,24 +267,9 @@ class MemoryDocument:
         lines under them are memory for neither upstream nor oryxtui."""
         return sorted([*self.core_headers[1:], *self.archival_headers[1:]])
 
-    def with_entry(self, line: str, scope: Scope) -> str:
-        """The document's text with `line` appended as the newest entry of `scope`: after the
-        section's last non-blank line, where upstream appends it."""
-        doc = self._with_sections(scope)
-        eol = "\r" if doc.lines and doc.lines[0].endswith("\r") else ""
-        if scope is Scope.CORE:
-            spans, headers = doc.core_spans, doc.core_headers
-        else:
-            spans, headers = doc.archival_spans, doc.archival_headers
-        after = spans[-1][1] - 1 if spans else headers[0]
-        lines = doc.lines
-        if after == len(lines) - 1:  # the file's last line, with no line break after it
-            last = lines[after] if lines[after].endswith("\r") else lines[after] + eol
-            return "\n".join([*lines[:after], last, line])
-        return "\n".join([*lines[: after + 1], line + eol, *lines[after + 1 :]])
-
-    def _with_sections(self, scope: Scope) -> MemoryDocument:
-        """This document, or a copy with the headers `scope` needs (a blank file gets both)."""
+    def with_sections(self, scope: Scope) -> MemoryDocument:
+        """This document, or a copy with the header `scope` needs added (a blank file gets
+        both): a new entry of `scope` then has a section to go in."""
         blank = (
             not (self.core_headers or self.archival_headers)
             and not self.render().strip(BOM).strip()

@@ -18,10 +18,8 @@ from oryxtui.memory.format import (
     clean_entry_line,
     entry_from_line,
     entry_line,
-    injected_window,
-    render_context,
 )
-from oryxtui.memory.store import MemorySnapshot, Watch
+from oryxtui.memory.store import MemoryRead, Section, Watch
 
 ARCHIVAL_KEEP = 100
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
@@ -62,11 +60,12 @@ def _line(item: dict[str, Any]) -> str:
 class Mem0MemoryStore:
     name = "mem0"
     watch = Watch.POLL
+    windowed = True
+    ranked = True  # the server's /search orders by relevance
     archival_list_limit = ARCHIVAL_KEEP
 
-    def __init__(self, settings: Mem0Settings, archival_max_chars: int = 4000) -> None:
+    def __init__(self, settings: Mem0Settings) -> None:
         self.settings = settings
-        self.archival_max_chars = archival_max_chars
         headers = {}
         if settings.api_key_env:
             key = os.environ.get(settings.api_key_env)
@@ -123,11 +122,7 @@ class Mem0MemoryStore:
         )
         return entry_from_line(entry_line(time, content), scope)
 
-    def load(self, agent: str | None) -> str:
-        core, archival = self._lines(agent)
-        return render_context(core, injected_window(archival, self.archival_max_chars))
-
-    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+    def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         found = _items(
             self._request(
                 "POST",
@@ -143,24 +138,16 @@ class Mem0MemoryStore:
         hits = [item for item in found if _scope_of(item) != "CORE"]
         return [entry_from_line(_line(item), Scope.ARCHIVAL) for item in hits]
 
-    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+    def read(
+        self, agent: str | None, newest_bytes: int | None = None, above_bytes: int | None = None
+    ) -> MemoryRead:
         core, archival = self._lines(agent)
-        return MemorySnapshot(
-            agent=agent,
-            backend=self.name,
+        return MemoryRead(
             core=EntrySequence(core, Scope.CORE),
             archival=EntrySequence(archival, Scope.ARCHIVAL),
-            window=injected_window(archival, self.archival_max_chars),
+            core_block=Section(core),
+            archival_block=Section(archival),
         )
 
     def count_archival(self, agent: str | None) -> int:
-        return len(self.entries(agent).archival)
-
-    def lost(self, agent: str | None) -> list[MemoryEntry]:
-        return []  # no outside editor rewrites this store behind oryxtui's back
-
-    def restore(self, agent: str | None) -> list[MemoryEntry]:
-        return []
-
-    def journal_problems(self, agent: str | None) -> str | None:
-        return None  # no journal: nothing outside oryxtui rewrites this store
+        return len(self.read(agent).archival)

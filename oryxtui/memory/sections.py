@@ -31,6 +31,14 @@ CHUNK_BYTES = 4 << 20
 _PEEK = 4096
 _BOM = BOM.encode("utf-8")
 
+Source = int | bytes  # an open file's descriptor, or a file's bytes already in memory
+
+
+def _pread(source: Source, count: int, offset: int) -> bytes:
+    if isinstance(source, bytes):
+        return source[offset : offset + count]
+    return os.pread(source, count, offset)
+
 
 @dataclass(frozen=True, slots=True)
 class Body:
@@ -42,17 +50,17 @@ class Body:
     end: int
 
 
-def _heading_at(fd: int, offset: int, size: int) -> Scope | None:
-    line = os.pread(fd, _PEEK, offset)
+def _heading_at(fd: Source, offset: int, size: int) -> Scope | None:
+    line = _pread(fd, _PEEK, offset)
     if not line.startswith(b"## ") and not (offset == 0 and line.startswith(_BOM + b"## ")):
         return None
     if b"\n" not in line and offset + len(line) < size:  # a long line: read all of it
-        line = os.pread(fd, _line_end(fd, offset, size) - offset, offset)
+        line = _pread(fd, _line_end(fd, offset, size) - offset, offset)
     text = line.split(b"\n", 1)[0].decode("utf-8", errors="replace")
     return heading_kind(text.removeprefix(BOM) if offset == 0 else text)
 
 
-def section_bodies(fd: int, size: int) -> list[Body]:
+def section_bodies(fd: Source, size: int) -> list[Body]:
     """The core and the archival section of the file, in order, found without decoding
     entries; as `parse` reads them."""
     headings: list[tuple[int, Scope]] = []
@@ -61,7 +69,7 @@ def section_bodies(fd: int, size: int) -> list[Body]:
         headings.append((0, first))
     position, previous = 0, b""
     while position < size:
-        chunk = os.pread(fd, CHUNK_BYTES, position)
+        chunk = _pread(fd, CHUNK_BYTES, position)
         if not chunk:
             break
         window = previous + chunk
@@ -85,10 +93,10 @@ def section_bodies(fd: int, size: int) -> list[Body]:
     return bodies
 
 
-def _line_end(fd: int, offset: int, size: int) -> int:
+def _line_end(fd: Source, offset: int, size: int) -> int:
     """The offset just after the line break ending the line at `offset` (or the file's end)."""
     while offset < size:
-        chunk = os.pread(fd, 65536, offset)
+        chunk = _pread(fd, 65536, offset)
         found = chunk.find(b"\n")
         if found >= 0:
             return offset + found + 1
@@ -102,11 +110,11 @@ def _piece(scope: Scope, data: bytes, errors: str = "strict") -> MemoryDocument:
     return parse(header + "\n" + data.decode("utf-8", errors=errors))
 
 
-def chunks(fd: int, body: Body) -> Iterator[bytes]:
+def chunks(fd: Source, body: Body) -> Iterator[bytes]:
     """`body` in whole-line pieces of about CHUNK_BYTES (a longer line comes whole)."""
     position = body.start
     while position < body.end:
-        data = os.pread(fd, min(CHUNK_BYTES, body.end - position), position)
+        data = _pread(fd, min(CHUNK_BYTES, body.end - position), position)
         if not data:
             return
         if position + len(data) < body.end:
@@ -114,12 +122,12 @@ def chunks(fd: int, body: Body) -> Iterator[bytes]:
             if cut >= 0:
                 data = data[: cut + 1]
             else:  # one line longer than a chunk: read on to its end
-                data = os.pread(fd, _line_end(fd, position, body.end) - position, position)
+                data = _pread(fd, _line_end(fd, position, body.end) - position, position)
         position += len(data)
         yield data
 
 
-def body_lines(fd: int, body: Body, errors: str) -> Iterator[list[str]]:
+def body_lines(fd: Source, body: Body, errors: str) -> Iterator[list[str]]:
     """The entry lines of `body`, chunk by chunk (`errors` as for bytes.decode), the first and
     the last trimmed as the whole section's text is."""
     held: list[str] | None = None
@@ -148,7 +156,7 @@ class Tail:
     older_bytes: int
 
 
-def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
+def read_tail(fd: Source, size: int, newest_bytes: int) -> Tail | None:
     """Core plus about `newest_bytes` of the newest archival entries; None when the whole file
     is as cheap (or has no archival section, or the part read is not UTF-8)."""
     bodies = {body.scope: body for body in section_bodies(fd, size)}
@@ -160,10 +168,10 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
         core_gaps: Gaps = NO_GAPS
         if Scope.CORE in bodies:
             core = bodies[Scope.CORE]
-            document = _piece(Scope.CORE, os.pread(fd, core.end - core.start, core.start))
+            document = _piece(Scope.CORE, _pread(fd, core.end - core.start, core.start))
             core_lines, core_gaps = document.core_lines, document.core_gaps
         start = _line_end(fd, archival.end - newest_bytes, archival.end)
-        piece = _piece(Scope.ARCHIVAL, os.pread(fd, archival.end - start, start))
+        piece = _piece(Scope.ARCHIVAL, _pread(fd, archival.end - start, start))
     except UnicodeDecodeError:
         return None
     # The section is longer than `newest_bytes`, so the piece never starts at its first line.
@@ -171,7 +179,7 @@ def read_tail(fd: int, size: int, newest_bytes: int) -> Tail | None:
     return Tail(core_lines, core_gaps, lines, piece.archival_gaps, start - archival.start)
 
 
-def all_lines(fd: int, size: int, errors: str) -> Iterator[tuple[Scope, list[str]]]:
+def all_lines(fd: Source, size: int, errors: str) -> Iterator[tuple[Scope, list[str]]]:
     """Every entry line of the file, section by section, chunk by chunk."""
     for body in section_bodies(fd, size):
         for lines in body_lines(fd, body, errors):
@@ -182,13 +190,13 @@ def _is_entry(line: bytes) -> bool:
     return not is_blank(line.decode("utf-8", errors="replace"))
 
 
-def _last_entry_end(fd: int, body: Body) -> int | None:
+def _last_entry_end(fd: Source, body: Body) -> int | None:
     """Where the body's last entry line ends (its line break, or the file's end); None if the
     body holds only blank lines. Reads backwards, a chunk at a time."""
     position, carry = body.end, b""
     while position > body.start:
         start = max(body.start, position - CHUNK_BYTES)
-        data = os.pread(fd, position - start, start) + carry
+        data = _pread(fd, position - start, start) + carry
         lines = data.split(b"\n")
         whole_from = 0 if start == body.start else 1  # lines[0] may begin before `start`
         end = start + len(data)
@@ -202,44 +210,44 @@ def _last_entry_end(fd: int, body: Body) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Insertion:
-    """Where `MemoryDocument.with_entry` puts a new entry, in bytes: `before`, the entry line
-    and `after` go in at `offset` (one of them is the file's line break, CRLF or LF)."""
+    """Where a new entry goes, in bytes: `before`, the entry line and `after` go in at `offset`
+    (one of them is the file's line break, CRLF or LF)."""
 
     offset: int
     before: bytes
     after: bytes
 
 
-def insertion_point(fd: int, size: int, scope: Scope) -> Insertion | None:
-    """The place for a new `scope` entry: after that section's last entry line, or after its
-    header. None when the file has no header for `scope` yet: then the whole-file path adds
-    one."""
+def insertion_point(fd: Source, size: int, scope: Scope) -> Insertion | None:
+    """The place for a new `scope` entry, where upstream appends it: after that section's last
+    entry line, or after its header. None when the file has no header for `scope` yet (see
+    `with_entry`)."""
     body = next((body for body in section_bodies(fd, size) if body.scope is scope), None)
     if body is None:
         return None
     line_end = _last_entry_end(fd, body)
     if line_end is None:
-        ends_with_break = os.pread(fd, 1, body.start - 1) == b"\n"
+        ends_with_break = _pread(fd, 1, body.start - 1) == b"\n"
         line_end = body.start - 1 if ends_with_break else body.start
     first_end = _line_end(fd, 0, size)
-    tail = os.pread(fd, 2, max(0, first_end - 2))  # the first line's last bytes
+    tail = _pread(fd, 2, max(0, first_end - 2))  # the first line's last bytes
     eol = "\r" if tail.removesuffix(b"\n").endswith(b"\r") else ""
     line_break = (eol + "\n").encode()
     if line_end < size:  # the line ends with a line break at `line_end`
         return Insertion(line_end + 1, b"", line_break)
     # The file's last line, with no line break (perhaps half of one: a CR).
-    ends_in_cr = size > 0 and os.pread(fd, 1, size - 1) == b"\r"
+    ends_in_cr = size > 0 and _pread(fd, 1, size - 1) == b"\r"
     return Insertion(size, b"\n" if ends_in_cr else line_break, b"")
 
 
-def copy_with(fd: int, size: int, insertion: Insertion, text: bytes) -> Iterator[bytes]:
+def copy_with(fd: Source, size: int, insertion: Insertion, text: bytes) -> Iterator[bytes]:
     """The file's bytes with `text` put in at the insertion, chunk by chunk; raises
     UnicodeDecodeError (before the end) when the file is not valid UTF-8."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     for start, stop in ((0, insertion.offset), (insertion.offset, size)):
         position = start
         while position < stop:
-            data = os.pread(fd, min(CHUNK_BYTES, stop - position), position)
+            data = _pread(fd, min(CHUNK_BYTES, stop - position), position)
             if not data:
                 break
             decoder.decode(data)
@@ -248,3 +256,15 @@ def copy_with(fd: int, size: int, insertion: Insertion, text: bytes) -> Iterator
         if start == 0:
             yield insertion.before + text + insertion.after
     decoder.decode(b"", final=True)
+
+
+def with_entry(text: str, line: str, scope: Scope) -> str:
+    """A whole MEMORY.md's text with `line` put in as the newest entry of `scope`, at the
+    `insertion_point`; a missing header is added first."""
+    data = text.encode("utf-8")
+    place = insertion_point(data, len(data), scope)
+    if place is None:
+        data = parse(text).with_sections(scope).render().encode("utf-8")
+        place = insertion_point(data, len(data), scope)
+        assert place is not None, "with_sections adds the header"
+    return b"".join(copy_with(data, len(data), place, line.encode("utf-8"))).decode("utf-8")

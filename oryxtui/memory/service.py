@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
-from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS, Settings
+from oryxtui.config import DEFAULT_ARCHIVAL_MAX_CHARS, DEFAULT_MAX_ENTRY_CHARS, Settings
 from oryxtui.errors import ConfigError, UsageError
-from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, sanitize_content
+from oryxtui.memory.format import (
+    TIME_FORMAT,
+    InjectedWindow,
+    MemoryEntry,
+    Scope,
+    injected_window,
+    render_context,
+    sanitize_content,
+)
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
 from oryxtui.memory.sqlite_store import SqliteMemoryStore
-from oryxtui.memory.store import LongTermMemoryStore, MemorySnapshot, Watch
+from oryxtui.memory.store import (
+    LongTermMemoryStore,
+    MemoryRead,
+    MemorySnapshot,
+    Restorable,
+    Watch,
+)
 from oryxtui.workspace import Workspace, is_valid_agent_name
 
 Clock = Callable[[], datetime]
@@ -26,6 +41,8 @@ class _FromContext:
 FROM_CONTEXT: Final = _FromContext()
 AgentArg = str | None | _FromContext
 
+BLOCK_WHOLE_BYTES = 16 << 20
+
 # The agent a tool call runs for; set by the tool executor, read when no agent is passed.
 current_agent: ContextVar[str | None] = ContextVar("oryxtui_current_agent", default=None)
 
@@ -33,13 +50,13 @@ current_agent: ContextVar[str | None] = ContextVar("oryxtui_current_agent", defa
 def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStore:
     memory = settings.memory
     if memory.backend == "markdown":
-        return MarkdownMemoryStore(workspace, memory.archival_max_chars)
+        return MarkdownMemoryStore(workspace)
     if memory.backend == "sqlite":
         return SqliteMemoryStore(workspace)
     if memory.backend == "mem0":
         from oryxtui.memory.mem0_store import Mem0MemoryStore
 
-        return Mem0MemoryStore(memory.mem0, memory.archival_max_chars)
+        return Mem0MemoryStore(memory.mem0)
     raise ConfigError(f"Unknown memory.backend '{memory.backend}'.")
 
 
@@ -55,23 +72,32 @@ def parse_scope(scope: str | Scope | None) -> Scope:
 
 
 class MemoryService:
-    """Save, load, recall and list an agent's long-term memory, whatever the backend."""
+    """Save, load, recall and list an agent's long-term memory, whatever the backend. The store
+    keeps the entries; the service decides what the memory block holds (the window)."""
 
     def __init__(
         self,
         store: LongTermMemoryStore,
         clock: Clock = datetime.now,
         max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
+        archival_max_chars: int = DEFAULT_ARCHIVAL_MAX_CHARS,
     ) -> None:
         self.store = store
         self.clock = clock
         self.max_entry_chars = max_entry_chars
+        self.archival_max_chars = archival_max_chars
+        # Memory bigger than `block_whole_bytes` is never read whole for the block: about
+        # `block_read_bytes` of its newest part (a few times the window) hold the window.
+        self.block_whole_bytes = BLOCK_WHOLE_BYTES
+        self.block_read_bytes = max(1 << 16, 16 * archival_max_chars)
 
     @classmethod
     def open(
         cls, workspace: Workspace, settings: Settings, clock: Clock = datetime.now
     ) -> MemoryService:
-        return cls(create_store(workspace, settings), clock, settings.memory.max_entry_chars)
+        memory = settings.memory
+        store = create_store(workspace, settings)
+        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars)
 
     @property
     def backend(self) -> str:
@@ -82,14 +108,44 @@ class MemoryService:
         """How a viewer learns that memory changed (files, the database, or by asking)."""
         return self.store.watch
 
+    @property
+    def restorable(self) -> bool:
+        """Others may rewrite this memory behind oryxtui's back, and what they drop can be
+        restored (files, with their journal)."""
+        return isinstance(self.store, Restorable)
+
+    @property
+    def ranked(self) -> bool:
+        """Recall answers most relevant first (else: oldest first)."""
+        return self.store.ranked
+
     @staticmethod
     def resolve_agent(agent: AgentArg = FROM_CONTEXT) -> str | None:
         """The agent a call is for; an unsafe name means the global memory (upstream's rule)."""
         name = current_agent.get() if isinstance(agent, _FromContext) else agent
         return name if is_valid_agent_name(name) else None
 
+    # The memory block --------------------------------------------------------------------------
+
+    def window(self, read: MemoryRead) -> InjectedWindow:
+        """Which archival entries of a read are injected, and their text in the block."""
+        block = read.archival_block
+        if self.store.windowed:
+            window = injected_window(block.lines, self.archival_max_chars, block.gaps)
+        else:
+            window = InjectedWindow(0, tuple(block.lines))
+        older = len(read.archival) - len(block.lines)  # the block shows the newest entries
+        return replace(window, start=window.start + older) if older else window
+
     def build_context(self, agent: AgentArg = FROM_CONTEXT) -> str:
-        return self.store.load(self.resolve_agent(agent))
+        """The memory block exactly as injected: core in full, archival windowed."""
+        name = self.resolve_agent(agent)
+        read = self.store.read(name, self.block_read_bytes, self.block_whole_bytes)
+        window = self.window(read)
+        if read.partial is not None and window.start == 0:
+            read = self.store.read(name)  # the part read may hold less than the window takes
+            window = self.window(read)
+        return render_context(read.core_block.lines, window, read.core_block.gaps)
 
     def save(
         self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
@@ -112,25 +168,42 @@ class MemoryService:
     def recall(self, agent: AgentArg, keyword: str) -> list[MemoryEntry]:
         if not keyword.strip():
             raise UsageError("Nothing to recall: the keyword is empty.")
-        return self.store.recall(self.resolve_agent(agent), keyword)
+        return self.store.search(self.resolve_agent(agent), keyword)
 
     def lost(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Entries oryxtui saved that an outside edit removed (only files have outside editors)."""
-        return self.store.lost(self.resolve_agent(agent))
+        store = self.store
+        return store.lost(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
 
     def restore(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Save the lost entries again, with their original times; returns what was restored."""
-        return self.store.restore(self.resolve_agent(agent))
+        store = self.store
+        return store.restore(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
 
     def journal_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
         """A sentence about unreadable records in the journal `lost` and `restore` rely on."""
-        return self.store.journal_problems(self.resolve_agent(agent))
+        store = self.store
+        if not isinstance(store, Restorable):
+            return None
+        return store.journal_problems(self.resolve_agent(agent))
 
     def snapshot(
         self, agent: AgentArg = FROM_CONTEXT, newest_bytes: int | None = None
     ) -> MemorySnapshot:
         """Every entry; with `newest_bytes`, a big file gives only its newest (see `partial`)."""
-        return self.store.entries(self.resolve_agent(agent), newest_bytes)
+        name = self.resolve_agent(agent)
+        read = self.store.read(name, newest_bytes)
+        return MemorySnapshot(
+            agent=name,
+            backend=self.backend,
+            core=read.core,
+            archival=read.archival,
+            window=self.window(read),
+            memory_file=read.memory_file,
+            warning=read.warning,
+            blank_file=read.blank_file,
+            partial=read.partial,
+        )
 
     def count_archival(self, agent: AgentArg = FROM_CONTEXT) -> int:
         return self.store.count_archival(self.resolve_agent(agent))

@@ -10,16 +10,14 @@ from oryxtui.errors import MemoryWriteError
 from oryxtui.memory.format import (
     TIME_FORMAT,
     EntrySequence,
-    InjectedWindow,
     MemoryEntry,
     Scope,
     clean_entry_line,
     entry_from_line,
     entry_line,
-    render_context,
     sanitize_content,
 )
-from oryxtui.memory.store import MemorySnapshot, Watch
+from oryxtui.memory.store import MemoryRead, Section, Watch
 from oryxtui.workspace import Workspace
 
 GLOBAL_AGENT = "__global__"
@@ -49,12 +47,6 @@ def _block_line(content: object) -> str:
     return "- " + sanitize_content(str(content))
 
 
-def _window(archival: list[tuple[object, object]]) -> InjectedWindow:
-    """Upstream injects the newest 100 archival rows, whatever their length, as `- content`."""
-    start = max(0, len(archival) - ARCHIVAL_LOAD_ROWS)
-    return InjectedWindow(start, tuple(_block_line(content) for _, content in archival[start:]))
-
-
 def _like_pattern(keyword: str) -> str:
     escaped = keyword.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -63,6 +55,8 @@ def _like_pattern(keyword: str) -> str:
 class SqliteMemoryStore:
     name = "sqlite"
     watch = Watch.DATABASE
+    windowed = False  # upstream injects the newest 100 rows, whatever their length
+    ranked = False
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -99,12 +93,7 @@ class SqliteMemoryStore:
             ) from None
         return entry_from_line(entry_line(time, content), scope)
 
-    def load(self, agent: str | None) -> str:
-        core = [_block_line(content) for _, content in self._rows(agent, Scope.CORE)]
-        recent = self._rows(agent, Scope.ARCHIVAL, newest=ARCHIVAL_LOAD_ROWS)
-        return render_context(core, _window(recent))
-
-    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+    def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         """Rows whose content holds `keyword`, case-insensitively, oldest first: upstream's
         `LOWER(content) LIKE`, with `%` and `_` taken literally."""
         if not keyword or "\n" in keyword:
@@ -121,15 +110,19 @@ class SqliteMemoryStore:
             for created, content in rows
         ]
 
-    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+    def read(
+        self, agent: str | None, newest_bytes: int | None = None, above_bytes: int | None = None
+    ) -> MemoryRead:
+        """Every row; the block is upstream's: `- content` lines, the newest 100 archival."""
         core = self._rows(agent, Scope.CORE)
         archival = self._rows(agent, Scope.ARCHIVAL)
-        return MemorySnapshot(
-            agent=agent,
-            backend=self.name,
+        return MemoryRead(
             core=EntrySequence([_row_line(*row) for row in core], Scope.CORE),
             archival=EntrySequence([_row_line(*row) for row in archival], Scope.ARCHIVAL),
-            window=_window(archival),
+            core_block=Section([_block_line(content) for _, content in core]),
+            archival_block=Section(
+                [_block_line(content) for _, content in archival[-ARCHIVAL_LOAD_ROWS:]]
+            ),
         )
 
     def count_archival(self, agent: str | None) -> int:
@@ -138,12 +131,3 @@ class SqliteMemoryStore:
             (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
         )
         return int(count)  # type: ignore[call-overload]
-
-    def lost(self, agent: str | None) -> list[MemoryEntry]:
-        return []  # no outside editor rewrites this store behind oryxtui's back
-
-    def restore(self, agent: str | None) -> list[MemoryEntry]:
-        return []
-
-    def journal_problems(self, agent: str | None) -> str | None:
-        return None  # no journal: nothing outside oryxtui rewrites this store

@@ -1,15 +1,18 @@
-"""The interface every long-term memory backend implements, and the snapshot it hands the UI."""
+"""What a long-term memory backend offers (storage, and optional capabilities callers ask for),
+what it reads, and the snapshot the service hands the UI."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from oryxtui.memory.format import (
+    NO_GAPS,
     EntrySequence,
+    Gaps,
     InjectedWindow,
     MemoryEntry,
     Scope,
@@ -30,6 +33,30 @@ class Partial:
 
     file_bytes: int
     older_bytes: int  # archival bytes left out; count them with `count_archival`
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section as the memory block shows it: its lines, and the blank lines between them."""
+
+    lines: Sequence[str]
+    gaps: Gaps = field(default_factory=lambda: NO_GAPS)
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    """One read of an agent's memory by a store: its entries, and the text the memory block is
+    made of. `archival_block` shows the newest entries of `archival` (all, or as many as the
+    store's block ever holds); the service cuts the injected window from it."""
+
+    core: Sequence[MemoryEntry]
+    archival: Sequence[MemoryEntry]
+    core_block: Section
+    archival_block: Section
+    memory_file: Path | None = None
+    warning: str | None = None
+    blank_file: bool = False
+    partial: Partial | None = None
 
 
 @dataclass(frozen=True)
@@ -68,40 +95,51 @@ class MemorySnapshot:
 
 
 class LongTermMemoryStore(Protocol):
-    """A backend. `agent` is a validated name, or None for the global memory."""
+    """Storage for one workspace's memory. `agent` is a validated name, or None for the global
+    memory. What the memory block holds is the service's business, not the store's."""
 
     name: str
     watch: Watch
+    # True: the service cuts the archival block to the newest `archival_max_chars`. False: the
+    # block is already what upstream injects for this backend (sqlite: the newest 100 rows).
+    windowed: bool
+    ranked: bool  # True: `search` answers most relevant first (a server that ranks)
 
     def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
         """Store one sanitised entry stamped `time`."""
         ...
 
-    def load(self, agent: str | None) -> str:
-        """The memory block exactly as injected: core in full, archival windowed."""
+    def read(
+        self, agent: str | None, newest_bytes: int | None = None, above_bytes: int | None = None
+    ) -> MemoryRead:
+        """Every entry. With `newest_bytes`, a store holding more than `above_bytes` (by default
+        `newest_bytes`) may give only about `newest_bytes` of the newest archival entries
+        (`partial`): enough for the block or the screen, in bounded memory."""
         ...
 
-    def recall(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
-        """Archival entries whose line contains `keyword`, case-insensitively, oldest first."""
-        ...
-
-    def entries(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
-        """All entries, structured, for the UI and `memory show --json`. With `newest_bytes`, a
-        store may return only about that much of the newest archival entries (`partial`)."""
+    def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
+        """Archival entries matching `keyword`: case-insensitively holding it, oldest first
+        (a `ranked` store: most relevant first)."""
         ...
 
     def count_archival(self, agent: str | None) -> int:
         """How many archival entries there are, without holding them all in memory."""
         ...
 
+
+@runtime_checkable
+class Restorable(Protocol):
+    """A store that others may rewrite behind oryxtui's back (a file), and that journals what
+    oryxtui wrote so that what they dropped can be put back."""
+
     def lost(self, agent: str | None) -> list[MemoryEntry]:
-        """Entries this store wrote that are gone from it (an outside edit); [] if none can be."""
+        """Entries this store wrote that are gone from it (an outside edit)."""
         ...
 
     def restore(self, agent: str | None) -> list[MemoryEntry]:
-        """Write the lost entries again; returns them."""
+        """Write the lost entries again, with their times; returns them."""
         ...
 
     def journal_problems(self, agent: str | None) -> str | None:
-        """A sentence about records of the store's journal that could not be read, if any."""
+        """A sentence about records of the journal that could not be read, if any."""
         ...

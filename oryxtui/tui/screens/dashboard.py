@@ -329,7 +329,8 @@ class DashboardScreen(Screen[None]):
         agent = self.selected
         if not isinstance(agent, Unselected):
             recall = partial(self.service.recall, agent)
-            self.app.push_screen(RecallScreen(agent_label(agent), recall))
+            ranked = self.service.ranked
+            self.app.push_screen(RecallScreen(agent_label(agent), recall, ranked))
 
     def action_restore(self) -> None:
         if self.memory_view.lost_count and not isinstance(self.selected, Unselected):

@@ -40,16 +40,18 @@ class RecallScreen(ModalScreen[None]):
         Binding("down", "focus_results", "Results", show=False),
     ]
 
-    def __init__(self, agent_label: str, recall: Recall) -> None:
+    def __init__(self, agent_label: str, recall: Recall, ranked: bool = False) -> None:
         super().__init__()
         self.agent_label = agent_label
         self.recall = recall
+        self.ranked = ranked
         self.hits: list[MemoryEntry] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="recall-dialog", classes="dialog"):
             yield Label(
-                f"Recall from {self.agent_label} (archival, case-insensitive)",
+                f"Recall from {self.agent_label} (archival, "
+                + ("most relevant first)" if self.ranked else "case-insensitive)"),
                 classes="dialog-title",
                 markup=False,
             )
