@@ -11,19 +11,23 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from oryxtui.api.app import create_api
 from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.serve_process import ServeProcess, free_port
-from tests.support import make_agent, run_oryxtui
+from tests.support import fixed_clock, make_agent, run_oryxtui
 
 
 class RunningApi:
-    def __init__(self, workspace: Workspace, token: str | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, token: str | None = None, app: FastAPI | None = None
+    ) -> None:
         config = uvicorn.Config(
-            create_api(workspace, Settings(), token),
+            app or create_api(workspace, Settings(), token),
             host="127.0.0.1",
             port=free_port(),
             log_level="warning",
@@ -199,3 +203,34 @@ def test_serve_answers_on_a_demo_workspace(tmp_path: Path) -> None:
         body = client.get("/api/v1/agents/atlas/memory").json()
     assert_envelope(body)
     assert body["data"].startswith(CORE_HEADER) and "MemGPT" in body["data"]
+
+
+def test_openapi_documents_every_body(client: httpx.Client) -> None:
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            for status in ("200", "404", "409"):
+                body = operation["responses"][status]["content"]["application/json"]["schema"]
+                name = body["$ref"].rsplit("/", 1)[1]
+                assert set(schemas[name]["properties"]) == {"code", "message", "data", "timestamp"}
+            if method == "post":
+                schema = operation["requestBody"]["content"]["application/json"]["schema"]
+                assert set(schema["properties"]) == {"content", "scope"}, path
+    entries = schemas["Envelope_MemoryEntries_"]["properties"]["data"]["anyOf"][0]["$ref"]
+    assert entries.endswith("/MemoryEntries")
+    assert set(schemas["MemoryEntries"]["properties"]) >= {"core", "archival", "window_start"}
+
+
+def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> None:
+    """A test (or an embedding program) hands the app its own memory service: here one whose
+    clock is fixed, so a save over HTTP gets a known time."""
+    app = create_api(api_workspace, Settings())
+    app.state.memory = MemoryService.open(api_workspace, Settings(), clock=fixed_clock)
+    with RunningApi(api_workspace, app=app) as client:
+        saved = client.post("/api/v1/agents/ops/memory", json={"content": "pinned"}).json()
+    assert saved["data"] == {
+        "scope": "archival",
+        "time": fixed_clock().strftime("%Y-%m-%d %H:%M:%S"),
+        "content": "pinned",
+    }

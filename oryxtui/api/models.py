@@ -1,0 +1,110 @@
+"""The bodies the REST API answers with, so /openapi.json documents each one. Every answer is
+upstream's envelope, {code, message, data, timestamp}, around one of these."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from oryxtui.agent.prompt import Prompt
+from oryxtui.memory import MemoryEntry, MemorySnapshot
+
+Data = TypeVar("Data")
+
+
+class Envelope(BaseModel, Generic[Data]):
+    code: int = Field(0, description="0 on success; the HTTP status on an error")
+    message: str = "success"
+    data: Data | None = None
+    timestamp: int = Field(description="milliseconds since the epoch")
+
+
+def envelope(data: Any = None, code: int = 0, message: str = "success") -> Envelope[Any]:
+    return Envelope[Any](data=data, code=code, message=message, timestamp=int(time.time() * 1000))
+
+
+class SaveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str
+    scope: str | None = "archival"  # read by the one scope rule, as the CLI and the tool do
+
+
+class Entry(TypedDict):
+    """A dict, not a model: an answer may hold 100,000 of them."""
+
+    time: Annotated[
+        str | None, Field(description="yyyy-MM-dd HH:mm:ss, or null for a hand-written line")
+    ]
+    content: str
+
+
+def entries(found: Iterable[MemoryEntry]) -> list[Entry]:
+    return [{"time": entry.time, "content": entry.content} for entry in found]
+
+
+class SavedEntry(Entry):
+    scope: Annotated[str, Field(description="core or archival")]
+
+
+def saved_entry(entry: MemoryEntry) -> SavedEntry:
+    return {"scope": entry.scope.value, "time": entry.time, "content": entry.content}
+
+
+class AgentInfo(BaseModel):
+    name: str
+    description: str = ""
+    provider: str | None = None
+    model: str | None = None
+    tools: list[str] = []
+    has_agent_md: bool = Field(True, description="false: a folder with only a MEMORY.md")
+    error: str | None = Field(None, description="present when AGENT.md cannot be read")
+
+
+class MemoryEntries(BaseModel):
+    agent: str | None
+    backend: str
+    core: list[Entry]
+    archival: list[Entry]
+    window_start: int = Field(description="index of the first archival entry injected")
+    warning: str | None = Field(None, description="present when the file needs attention")
+
+    @classmethod
+    def of(cls, snapshot: MemorySnapshot, warning: str | None) -> MemoryEntries:
+        fields: dict[str, Any] = {
+            "agent": snapshot.agent,
+            "backend": snapshot.backend,
+            "core": entries(snapshot.core),
+            "archival": entries(snapshot.archival),
+            "window_start": snapshot.window_start,
+        }
+        if warning:
+            fields["warning"] = warning
+        return cls.model_construct(**fields)
+
+
+class RecallResult(BaseModel):
+    keyword: str
+    hits: list[Entry]
+
+
+class PromptBlockInfo(BaseModel):
+    name: str = Field(description="identity, time, memory, history or tools")
+    text: str
+    chars: int
+    tokens: int = Field(description="an estimate")
+
+
+class PromptInfo(BaseModel):
+    agent: str | None
+    blocks: list[PromptBlockInfo]
+    messages: list[dict[str, Any]] = Field(description="the chat messages sent to the model")
+    tools: list[dict[str, Any]] = Field(description="the tool schemas sent to the model")
+    warnings: list[str]
+
+    @classmethod
+    def of(cls, prompt: Prompt, warnings: list[str]) -> PromptInfo:
+        return cls.model_validate({**prompt.to_json(), "warnings": warnings})

@@ -1,0 +1,191 @@
+"""The REST endpoints. The services live on `app.state` and reach each route through a
+dependency, so a test can hand the app others; an unknown agent is a 404 before a route runs."""
+
+from __future__ import annotations
+
+import getpass
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from oryxtui.agent.loop import Agent
+from oryxtui.agent.sessions import session_id_for
+from oryxtui.api.models import (
+    AgentInfo,
+    Envelope,
+    MemoryEntries,
+    PromptInfo,
+    RecallResult,
+    SaveBody,
+    SavedEntry,
+    entries,
+    envelope,
+    saved_entry,
+)
+from oryxtui.config import Settings
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import Workspace
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def workspace_of(request: Request) -> Workspace:
+    return request.app.state.workspace
+
+
+def settings_of(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def memory_of(request: Request) -> MemoryService:
+    return request.app.state.memory
+
+
+def runner_of(request: Request) -> Agent:
+    return request.app.state.runner
+
+
+def scrubber_of(request: Request) -> Callable[[str], str]:
+    """Takes paths out of a message: the workspace as `.oryxos`, anything else as `<path>`."""
+    return request.app.state.scrub
+
+
+def known_agent(
+    name: Annotated[str, Path(description="an agent folder's name")],
+    workspace: Annotated[Workspace, Depends(workspace_of)],
+) -> str:
+    if name not in workspace.list_agents():
+        raise ApiError(404, f"No agent named {name!r} in this workspace.")
+    return name
+
+
+AgentName = Annotated[str, Depends(known_agent)]
+Memory = Annotated[MemoryService, Depends(memory_of)]
+Scrub = Annotated[Callable[[str], str], Depends(scrubber_of)]
+
+# What goes wrong comes back in the envelope too, with `data` null and the status as `code`.
+_FAILURES: dict[int | str, dict[str, Any]] = {
+    status: {"model": Envelope[None], "description": description}
+    for status, description in (
+        (400, "a bad request: the message says what to send"),
+        (401, "a missing or wrong token"),
+        (404, "no such agent"),
+        (409, "refused given the file's state (a symbolic link, undecodable bytes, a lock)"),
+        (503, "a service memory depends on is unavailable"),
+    )
+}
+router = APIRouter(prefix="/api/v1/agents", responses=_FAILURES)
+
+
+@router.get("", response_model=Envelope[list[AgentInfo]])
+def list_agents(
+    workspace: Annotated[Workspace, Depends(workspace_of)],
+    settings: Annotated[Settings, Depends(settings_of)],
+    scrub: Scrub,
+) -> Response:
+    """Every agent folder, with what its AGENT.md says."""
+    agents = []
+    for name in workspace.list_agents():
+        row: dict[str, Any] = {
+            "name": name,
+            "description": "",
+            "provider": None,
+            "model": None,
+            "tools": [],
+            "has_agent_md": True,
+        }
+        try:
+            definition = workspace.read_agent(name)
+        except OryxError as exc:
+            row["error"] = scrub(str(exc))
+        else:
+            if definition is None:  # a folder with only a MEMORY.md
+                row["has_agent_md"] = False
+            else:
+                provider = definition.provider.name or settings.llm.provider
+                row.update(
+                    description=definition.description,
+                    provider=provider or ("openai" if settings.llm.base_url else "offline"),
+                    model=definition.provider.model or settings.llm.model,
+                    tools=definition.tools,
+                )
+        agents.append(AgentInfo.model_construct(**row))
+    return answer(agents)
+
+
+@router.get("/{name}/memory", response_model=Envelope[str])
+def memory_block(name: AgentName, memory: Memory) -> Response:
+    """The memory block exactly as the agent's prompt holds it."""
+    return answer(memory.build_context(name))
+
+
+@router.get("/{name}/memory/entries", response_model=Envelope[MemoryEntries])
+def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
+    """Every entry, and where the injected archival window starts."""
+    snapshot = memory.snapshot(name)
+    warning = scrub(snapshot.warning) if snapshot.warning else None
+    return answer(MemoryEntries.of(snapshot, warning))
+
+
+@router.post(
+    "/{name}/memory",
+    response_model=Envelope[SavedEntry],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": SaveBody.model_json_schema()}},
+        }
+    },
+)
+async def save_entry(name: AgentName, memory: Memory, request: Request) -> Response:
+    """Save one entry (the body: {"content": "...", "scope": "archival"})."""
+    raw = await request.body()  # the guard has capped it at MAX_BODY_BYTES
+    try:
+        body = SaveBody.model_validate(json.loads(raw or b"null"))
+    except (ValueError, ValidationError, RecursionError):
+        raise ApiError(
+            400, 'The body must be JSON like {"content": "...", "scope": "archival"}.'
+        ) from None
+    # A save may wait for another writer's lock: off the event loop, so the other requests
+    # are answered meanwhile.
+    entry = await run_in_threadpool(memory.save, name, body.content, body.scope)
+    return answer(saved_entry(entry))
+
+
+@router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
+def recall(name: AgentName, keyword: str, memory: Memory) -> Response:
+    """Archival entries holding `keyword`, case-insensitively."""
+    hits = memory.recall(name, keyword)
+    return answer(RecallResult.model_construct(keyword=keyword, hits=entries(hits)))
+
+
+@router.get("/{name}/prompt", response_model=Envelope[PromptInfo])
+def prompt(name: AgentName, runner: Annotated[Agent, Depends(runner_of)], scrub: Scrub) -> Response:
+    """What the model would receive now, block by block."""
+    built = runner.prompt(name, session_id_for("cli", _os_user(), name))
+    return answer(PromptInfo.of(built, [scrub(warning) for warning in built.warnings]))
+
+
+def answer(data: Any) -> Response:
+    """`data` in the envelope, serialised by pydantic in one pass. (Returned as a model, FastAPI
+    would validate it again first: a 100,000-entry answer three times slower. The route's
+    `response_model` documents it.)"""
+    body = envelope(data).model_dump_json(exclude_unset=True)
+    return Response(body, media_type="application/json")
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "user"
