@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import io
 import json
 import os
@@ -14,14 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxtui import __version__
-from oryxtui.config import Settings, load_settings
 from oryxtui.errors import OryxError, UsageError
-from oryxtui.memory.service import MemoryService
 from oryxtui.terminal import is_terminal, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import Agent
+    from oryxtui.config import Settings
+    from oryxtui.memory.service import MemoryService
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 CLI_CHANNEL = "cli"
@@ -45,15 +44,27 @@ def _warn(message: str) -> None:
     _stderr(f"oryxtui: warning: {message}")
 
 
+def _settings_of(workspace: Workspace) -> Settings:
+    from oryxtui.config import load_settings  # pydantic: only for commands that read settings
+
+    return load_settings(workspace.config_path)
+
+
 def _open(args: argparse.Namespace) -> tuple[Workspace, Settings]:
     workspace = find_workspace(args.root)
-    return workspace, load_settings(workspace.config_path)
+    return workspace, _settings_of(workspace)
+
+
+def _service(workspace: Workspace, settings: Settings) -> MemoryService:
+    from oryxtui.memory.service import MemoryService
+
+    return MemoryService.open(workspace, settings)
 
 
 def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None]:
     """The service and the agent for a `memory` command, warning about an unsafe or unknown name."""
     workspace, settings = _open(args)
-    return MemoryService.open(workspace, settings), _checked_agent(args, workspace)
+    return _service(workspace, settings), _checked_agent(args, workspace)
 
 
 def _checked_agent(
@@ -108,7 +119,7 @@ def cmd_memory_save(args: argparse.Namespace) -> int:
         raise UsageError("Nothing to save: the content is empty.")
     workspace, settings = _open(args)
     agent = _checked_agent(args, workspace, saving=True)
-    entry = MemoryService.open(workspace, settings).save(agent, text, args.scope)
+    entry = _service(workspace, settings).save(agent, text, args.scope)
     scope = entry.scope.value
     if args.json:
         _print_json({"agent": agent, "scope": scope, "entry": entry.to_json()})
@@ -163,16 +174,16 @@ def _agent_for(args: argparse.Namespace) -> tuple[Agent, str | None]:
     from oryxtui.agent.sessions import SessionStore
 
     workspace, settings = _open(args)
-    service = MemoryService.open(workspace, settings)
+    service = _service(workspace, settings)
     agent = _checked_agent(args, workspace)
     return Agent(workspace, settings, service, SessionStore(workspace.db_path)), agent
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from oryxtui.agent.sessions import session_id_for
+    from oryxtui.agent.sessions import os_user, session_id_for
 
     runner, agent = _agent_for(args)
-    prompt = runner.prompt(agent, session_id_for(CLI_CHANNEL, getpass.getuser(), agent))
+    prompt = runner.prompt(agent, session_id_for(CLI_CHANNEL, os_user(), agent))
     for warning in prompt.warnings:
         _warn(warning)
     if args.json:
@@ -185,8 +196,10 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    from oryxtui.agent.sessions import os_user
+
     runner, agent = _agent_for(args)
-    user = getpass.getuser()
+    user = os_user()
     model = runner.provider(agent).label  # a configuration problem is exit 2, before any turn
     if args.message is not None:
         return _chat_turn(runner, agent, user, args.message, args.json)
@@ -289,8 +302,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _run_dashboard(workspace: Workspace, live: bool) -> int:
-    settings = load_settings(workspace.config_path)
-    MemoryService.open(workspace, settings)  # a bad backend fails here, before the screen clears
+    settings = _settings_of(workspace)
+    _service(workspace, settings)  # a bad backend fails here, before the screen clears
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
     from oryxtui.tui.keymap import check_keymap
 

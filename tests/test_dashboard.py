@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -516,3 +517,19 @@ async def test_a_big_file_opens_with_its_newest_entries_and_counts_the_rest(
         upstream_append(memory_file, "- [2026-07-22 10:00:00] brand new entry")
         await wait_for(pilot, lambda: "brand new" in "\n".join(shown_text(app, "#archival-view")))
         await wait_for(pilot, lambda: "of 61" in str(archival_pane(app).border_title), 20)
+
+
+async def test_the_watch_says_when_it_starts_and_sees_every_write_after(
+    demo_workspace: Workspace,
+) -> None:
+    """The dashboard reads the first agent before the watch is up; the watch says when it is,
+    so what was written in between is read again (and everything after is reported)."""
+    from oryxtui.tui.watcher import watch_workspace
+
+    changes = watch_workspace(demo_workspace)
+    first = await asyncio.wait_for(anext(changes), 10)
+    assert first.armed and not first.memory
+    upstream_append(demo_workspace.memory_file("beta"), "- right after the watch started")
+    second = await asyncio.wait_for(anext(changes), 10)
+    assert second.memory == {"beta"} and not second.armed
+    await changes.aclose()

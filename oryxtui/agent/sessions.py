@@ -25,6 +25,16 @@ def session_id_for(channel: str, user: str, agent: str | None) -> str:
     return f"{channel}:{user}:{agent or GLOBAL_PROFILE}"
 
 
+def os_user() -> str:
+    """Who is at the keyboard, for session ids; "user" where the system cannot say."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "user"
+
+
 @dataclass
 class Session:
     session_id: str

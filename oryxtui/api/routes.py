@@ -3,7 +3,6 @@ dependency, so a test can hand the app others; an unknown agent is a 404 before 
 
 from __future__ import annotations
 
-import getpass
 import json
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -13,7 +12,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from oryxtui.agent.loop import Agent
-from oryxtui.agent.sessions import session_id_for
+from oryxtui.agent.sessions import os_user, session_id_for
 from oryxtui.api.models import (
     AgentInfo,
     Envelope,
@@ -172,7 +171,7 @@ def recall(name: AgentName, keyword: str, memory: Memory) -> Response:
 @router.get("/{name}/prompt", response_model=Envelope[PromptInfo])
 def prompt(name: AgentName, runner: Annotated[Agent, Depends(runner_of)], scrub: Scrub) -> Response:
     """What the model would receive now, block by block."""
-    built = runner.prompt(name, session_id_for("cli", _os_user(), name))
+    built = runner.prompt(name, session_id_for("cli", os_user(), name))
     return answer(PromptInfo.of(built, [scrub(warning) for warning in built.warnings]))
 
 
@@ -182,10 +181,3 @@ def answer(data: Any) -> Response:
     `response_model` documents it.)"""
     body = envelope(data).model_dump_json(exclude_unset=True)
     return Response(body, media_type="application/json")
-
-
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "user"

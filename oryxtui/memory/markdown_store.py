@@ -40,7 +40,7 @@ class MarkdownMemoryStore:
         self, agent: str | None, newest_bytes: int | None = None, above_bytes: int | None = None
     ) -> MemoryRead:
         threshold = newest_bytes if above_bytes is None else above_bytes
-        with self.files.open(self._path(agent), threshold) as file:
+        with self.files.open(self._path(agent), threshold, newest_bytes is not None) as file:
             return file.read(newest_bytes)
 
     def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:

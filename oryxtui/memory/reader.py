@@ -233,9 +233,12 @@ class MemoryFiles:
         return self.cache.load(path)
 
     @contextlib.contextmanager
-    def open(self, path: Path, threshold: int | None = None) -> Iterator[MemoryFile]:
+    def open(
+        self, path: Path, threshold: int | None = None, newest: bool = False
+    ) -> Iterator[MemoryFile]:
         """The file, to be read whole, or in parts when it is bigger than `threshold` (by
-        default `large_file_bytes`) and not already parsed."""
+        default `large_file_bytes`). A file already parsed is read whole from the cache,
+        unless only its `newest` part is wanted: a big file always shows as its newest part."""
         threshold = self.large_file_bytes if threshold is None else threshold
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -246,7 +249,7 @@ class MemoryFiles:
             stat = os.fstat(fd)
             cached = self.cache.get(path)
             parsed = cached is not None and cached.signature == signature_of(stat)
-            if stat.st_size > threshold and not parsed:
+            if stat.st_size > threshold and (newest or not parsed):
                 yield ChunkedFile(path, fd, stat.st_size, self.load)
             else:
                 yield WholeFile(path, self.load(path))

@@ -3,35 +3,30 @@ is on screen is the DashboardScreen's."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 
-from oryxtui.agent.loop import Agent
-from oryxtui.agent.sessions import SessionStore
+from oryxtui.agent.sessions import SessionStore, os_user
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.store import Watch
 from oryxtui.tui.commands import DashboardCommands
-from oryxtui.tui.messages import AgentsChanged, MemoryChanged, StoreChanged
+from oryxtui.tui.messages import AgentsChanged, MemoryChanged, StoreChanged, WatchStarted
 from oryxtui.tui.screens.dashboard import DashboardScreen
 from oryxtui.tui.watcher import watch_workspace
 from oryxtui.workspace import Workspace
 
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import Agent
+
 REMOTE_POLL_SECONDS = 3.0
-
-
-def _os_user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "user"
 
 
 def stylesheet() -> Path:
@@ -63,13 +58,23 @@ class OryxApp(App[None]):
         self.workspace = workspace
         self.settings = settings or Settings()
         self.service = service or MemoryService.open(workspace, self.settings)
-        self.runner = runner or Agent(
-            workspace, self.settings, self.service, SessionStore(workspace.db_path)
-        )
+        self._runner = runner
+        self._runner_lock = threading.Lock()
         self.dashboard = DashboardScreen(
-            workspace, self.settings, self.service, self.runner, user or _os_user(), monotonic
+            workspace, self.settings, self.service, self.agent_loop, user or os_user(), monotonic
         )
         self.watch_files = watch
+
+    def agent_loop(self) -> Agent:
+        """The loop the chat and the prompt preview run, made on first use (from their workers:
+        importing it is not on the way to the first frame)."""
+        with self._runner_lock:
+            if self._runner is None:
+                from oryxtui.agent.loop import Agent
+
+                sessions = SessionStore(self.workspace.db_path)
+                self._runner = Agent(self.workspace, self.settings, self.service, sessions)
+            return self._runner
 
     def get_default_screen(self) -> DashboardScreen:
         return self.dashboard
@@ -94,6 +99,8 @@ class OryxApp(App[None]):
         async for changes in watch_workspace(
             self.workspace, tui.watch_step_ms, tui.watch_debounce_ms, database=database
         ):
+            if changes.armed:
+                dashboard.post_message(WatchStarted())
             for agent in changes.memory:
                 dashboard.post_message(MemoryChanged(agent))
             if changes.database:

@@ -71,3 +71,8 @@ class AgentsChanged(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, AgentsChanged)
+
+
+@dataclass
+class WatchStarted(Message):
+    """The workspace is watched from now on: what was written before may not have been seen."""

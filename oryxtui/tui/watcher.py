@@ -11,11 +11,13 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from watchfiles import Change, awatch
+from typing import TYPE_CHECKING
 
 from oryxtui.tui.overview import GLOBAL, AgentKey
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, Workspace, is_valid_agent_name
+
+if TYPE_CHECKING:
+    from watchfiles import Change
 
 DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
 
@@ -28,6 +30,7 @@ class WorkspaceChanges:
     database: bool = False  # oryxos.db changed: any agent's sqlite-backed memory may have
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now
+    armed: bool = False  # the watch has (re)started: changes before it were not seen
 
 
 def watched_folders(workspace: Workspace) -> list[Path]:
@@ -84,27 +87,39 @@ async def watch_workspace(
 
     `database`: also report writes to oryxos.db (the sqlite memory backend has no files to watch).
     """
+    from watchfiles import awatch  # here: the dashboard's first frame does not wait for it
+
     while True:
         folders = watched_folders(workspace)
         if not folders:  # the workspace itself is gone: wait for it to come back
             await asyncio.sleep(0.5)
             yield WorkspaceChanges(agents_changed=True, memory={GLOBAL})
             continue
+        batches = awatch(
+            *folders,
+            watch_filter=_relevant(workspace, database),
+            step=step_ms,
+            debounce=debounce_ms,
+            recursive=False,
+            ignore_permission_denied=True,
+        )
+        batch = asyncio.ensure_future(anext(batches))
         try:
-            async for events in awatch(
-                *folders,
-                watch_filter=_relevant(workspace, database),
-                step=step_ms,
-                debounce=debounce_ms,
-                recursive=False,
-                ignore_permission_denied=True,
-            ):
-                changes = classify(workspace, events)
+            await asyncio.sleep(0)  # the batch's first step sets the watches up, then waits
+            if not batch.done():
+                # Watched from now on; what was written before is read again by the owner.
+                yield WorkspaceChanges(armed=True)
+            while True:
+                changes = classify(workspace, await batch)
                 if changes.memory or changes.agents_changed or changes.database:
                     yield changes
                 if changes.rearm:
                     break
+                batch = asyncio.ensure_future(anext(batches))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             # A folder vanished between listing and watching: list again shortly.
             await asyncio.sleep(0.05)
             yield WorkspaceChanges(agents_changed=True, memory={GLOBAL})
+        finally:
+            batch.cancel()
+            await batches.aclose()

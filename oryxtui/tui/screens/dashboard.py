@@ -8,8 +8,10 @@ import os
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -20,10 +22,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from oryxtui.agent.loop import Agent
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory.store import Watch
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
@@ -32,6 +34,7 @@ from oryxtui.tui.messages import (
     MemoryChanged,
     StoreChanged,
     SummariesLoaded,
+    WatchStarted,
 )
 from oryxtui.tui.overview import (
     UNSELECTED,
@@ -54,8 +57,20 @@ from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
 
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import Agent
+
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SUMMARY_BATCH_SECONDS = 0.1
+
+
+class KeysFooter(Footer):
+    """Textual's footer, with its keys in the first frame: Textual's own waits a refresh for
+    the screen to announce its bindings, so the keys arrive a frame after the content."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bindings_ready = True  # textual==8.2.8 (pinned): compose the keys at once
 
 
 class DashboardScreen(Screen[None]):
@@ -76,13 +91,16 @@ class DashboardScreen(Screen[None]):
     ]
 
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
+    # The agent whose memory is on screen: chat and prompt follow it. It trails `selected` by a
+    # read, so what the first frame needs is read before anything else.
+    shown: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
 
     def __init__(
         self,
         workspace: Workspace,
         settings: Settings,
         service: MemoryService,
-        runner: Agent,
+        agent_loop: Callable[[], Agent],
         user: str,
         clock: Clock = time.monotonic,
     ) -> None:
@@ -90,10 +108,11 @@ class DashboardScreen(Screen[None]):
         self.workspace = workspace
         self.settings = settings
         self.service = service
-        self.runner = runner
+        self.agent_loop = agent_loop
         self.user = user
         self.clock = clock
         self.pacer = ReloadPacer(self._load, self.set_timer, clock)
+        self._counts_wanted = False  # the other agents' counts, after the selected agent's
         self.census = CensusThrottle(self._take_census, self.set_timer, clock)
 
     def compose(self) -> ComposeResult:
@@ -105,20 +124,21 @@ class DashboardScreen(Screen[None]):
             yield MemoryView(id="main")
             with TabbedContent(id="side", initial="chat-tab"):
                 with TabPane("Chat", id="chat-tab"):
-                    yield ChatPane(self.runner, self.user, id="chat").data_bind(
-                        agent=DashboardScreen.selected
+                    yield ChatPane(self.agent_loop, self.user, id="chat").data_bind(
+                        agent=DashboardScreen.shown
                     )
                 with TabPane("Prompt", id="prompt-tab"):
                     yield PromptPane(
-                        self.runner, self.user, self.settings.llm.context_window, id="prompt"
-                    ).data_bind(agent=DashboardScreen.selected)
-        yield Footer()
+                        self.agent_loop, self.user, self.settings.llm.context_window, id="prompt"
+                    ).data_bind(agent=DashboardScreen.shown)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # Before the first layout, so the first frame is already the right one.
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         self.memory_view.focus_entries()
-        self._list_agents()
+        # The first frame already shows the first agent: see `_load`.
+        self._agents_listed(AgentsListed(self.workspace.list_agents()))
 
     @property
     def agent_list(self) -> AgentList:
@@ -147,20 +167,24 @@ class DashboardScreen(Screen[None]):
         self.post_message(AgentsListed(self.workspace.list_agents()))
 
     def _load(self, agent: AgentKey) -> None:
+        if isinstance(self.shown, Unselected) and self.service.watch is not Watch.POLL:
+            # Nothing is on screen yet and the memory is local: read it now, before the first
+            # frame (a few ms; at most a big file's newest `large_file_mb`), so that frame is
+            # already usable. Every later read runs in a worker.
+            self._agent_loaded(AgentLoaded(self._read_agent(agent)))
+            return
         self.run_worker(
-            partial(self._read_agent, agent), group="load", thread=True, exit_on_error=False
+            partial(self._read_in_worker, agent), group="load", thread=True, exit_on_error=False
         )
 
-    def _read_agent(self, agent: AgentKey) -> None:
+    def _read_in_worker(self, agent: AgentKey) -> None:
+        self.post_message(AgentLoaded(self._read_agent(agent)))
+
+    def _read_agent(self, agent: AgentKey) -> AgentMemory:
         try:
-            memory = load_agent(
-                self.workspace, self.service, agent, self.newest_bytes, census=False
-            )
-        except Exception as exc:  # a bug must not leave the agent stuck "loading" forever
-            memory = AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
-            raise
-        finally:
-            self.post_message(AgentLoaded(memory))
+            return load_agent(self.workspace, self.service, agent, self.newest_bytes, census=False)
+        except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
+            return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
     def _load_summaries(self, agents: list[AgentKey]) -> None:
@@ -199,11 +223,11 @@ class DashboardScreen(Screen[None]):
     def _agents_listed(self, event: AgentsListed) -> None:
         agents = self.agent_list
         agents.list_agents(event.names)
+        self._counts_wanted = True  # once the selected agent is on screen
         if self.selected in agents.order:
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
         else:
             self.selected = agents.order[0]
-        self._load_summaries(self._others())
 
     def watch_selected(self, agent: Selection) -> None:
         if isinstance(agent, Unselected):
@@ -232,8 +256,14 @@ class DashboardScreen(Screen[None]):
             self.census.request(agent)
         if agent == self.selected:
             memory = self.memory_view.show(memory)
-            self.prompt_pane.rebuild()
+            if self.shown == agent:
+                self.prompt_pane.rebuild()  # the memory changed
+            else:
+                self.shown = agent  # chat and prompt follow, bound
         self.agent_list.update_summaries([memory.summary])
+        if agent == self.selected and self._counts_wanted:
+            self._counts_wanted = False
+            self._load_summaries(self._others())
 
     @on(SummariesLoaded)
     def _summaries_loaded(self, event: SummariesLoaded) -> None:
@@ -265,6 +295,11 @@ class DashboardScreen(Screen[None]):
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
         self._list_agents()
+
+    @on(WatchStarted)
+    def _watch_started(self) -> None:
+        """Anything written between the last reads and the watch is read again."""
+        self._store_changed(StoreChanged(everyone=True))
 
     @on(ChatPane.TurnEnded)
     def _turn_ended(self, event: ChatPane.TurnEnded) -> None:

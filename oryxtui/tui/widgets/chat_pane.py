@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -13,10 +14,8 @@ from textual.markup import escape
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Collapsible, Input, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Input, Static
 
-from oryxtui.agent.loop import Agent, LoopEvent
 from oryxtui.agent.messages import Message as ChatMessage
 from oryxtui.agent.sessions import session_id_for
 from oryxtui.errors import OryxError
@@ -24,8 +23,22 @@ from oryxtui.terminal import neutralize
 from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
 from oryxtui.tui.text import display_text
 
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
+
+    from oryxtui.agent.loop import Agent, LoopEvent
+
 CHAT_CHANNEL = "tui"
 TOOL_TEXT_LIMIT = 2000
+
+
+def _markdown(text: str) -> Markdown:
+    """A reply. Textual's Markdown (and markdown-it) is imported with the first one: the
+    dashboard's first frame does not wait for it."""
+    from textual.widgets import Markdown
+
+    return Markdown(text, classes="chat-reply")
 
 
 def _tool_title(name: str, arguments: str | None, success: bool | None) -> str:
@@ -54,9 +67,9 @@ class ChatPane(Vertical):
         messages: list[ChatMessage]
         model: str
 
-    def __init__(self, runner: Agent, user: str, **kwargs: object) -> None:
+    def __init__(self, agent_loop: Callable[[], Agent], user: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.runner = runner
+        self.agent_loop = agent_loop  # made on first use, in a worker
         self.user = user
         self.chatting: Selection = UNSELECTED  # the agent a turn is running for, if any
         self._failed = False
@@ -96,7 +109,7 @@ class ChatPane(Vertical):
             if message.role == "user":
                 widgets.append(Static(Text(display_text(message.content)), classes="chat-user"))
             elif message.role == "assistant" and message.content:
-                widgets.append(Markdown(neutralize(message.content), classes="chat-reply"))
+                widgets.append(_markdown(neutralize(message.content)))
         await log.mount_all(widgets)
         log.scroll_end(animate=False)
 
@@ -113,22 +126,24 @@ class ChatPane(Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="chat-history")
     def _load_history(self, agent: AgentKey) -> None:
         try:
-            session = self.runner.sessions.load(
+            session = self.agent_loop().sessions.load(
                 self._session_id(agent), agent, CHAT_CHANNEL, self.user
             )
             messages = session.messages
         except OryxError as exc:
             messages = [ChatMessage("assistant", f"⚠ {exc}")]
         try:
-            model = self.runner.provider(agent).label
+            model = self.agent_loop().provider(agent).label
         except OryxError as exc:
             model = f"not configured: {exc}"
         self.post_message(self._History(agent, messages, model))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chat")
     def _run_turn(self, agent: AgentKey, text: str) -> None:
+        from oryxtui.agent.loop import LoopEvent
+
         try:
-            for event in self.runner.run(agent, text, CHAT_CHANNEL, self.user):
+            for event in self.agent_loop().run(agent, text, CHAT_CHANNEL, self.user):
                 self.post_message(self._Event(agent, event))
         except Exception as exc:  # a bug must not leave the chat input locked
             self.post_message(self._Event(agent, LoopEvent("error", f"The turn failed: {exc!r}")))
@@ -186,9 +201,9 @@ class ChatPane(Vertical):
         self.set_status("working…")
 
     async def _new_reply(self) -> None:
-        self._reply = Markdown("", classes="chat-reply")
+        self._reply = _markdown("")
         await self.transcript.mount(self._reply)
-        self._stream = Markdown.get_stream(self._reply)
+        self._stream = self._reply.get_stream(self._reply)
 
     async def apply(self, event: LoopEvent) -> None:
         if event.kind == "text" and self._stream is not None:

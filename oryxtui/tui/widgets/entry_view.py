@@ -89,7 +89,8 @@ class EntryView(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.rows))
         if following or not 0 <= self.cursor < len(self.rows):
             self.cursor = len(self.rows) - 1
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True, force=True)
+            # Once laid out, the newest row in sight: unless the reader moved meanwhile.
+            self.call_after_refresh(self._cursor_in_sight)
         else:
             self.cursor = self.cursor
         self.refresh()

@@ -3,7 +3,9 @@ changed since the previous prompt."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -15,13 +17,15 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from oryxtui.agent.loop import Agent
-from oryxtui.agent.prompt import Prompt
 from oryxtui.agent.sessions import session_id_for
 from oryxtui.errors import OryxError
 from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.chat_pane import CHAT_CHANNEL
+
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.prompt import Prompt
 
 BAR_WIDTH = 40
 BLOCK_STYLES = {
@@ -81,9 +85,11 @@ class PromptPane(VerticalScroll):
         prompt: Prompt | None
         error: str | None = None
 
-    def __init__(self, runner: Agent, user: str, context_window: int, **kwargs: object) -> None:
+    def __init__(
+        self, agent_loop: Callable[[], Agent], user: str, context_window: int, **kwargs: object
+    ) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.runner = runner
+        self.agent_loop = agent_loop  # made on first use, in a worker
         self.user = user
         self.context_window = context_window
         self.open_blocks = {"time", "memory"}
@@ -93,15 +99,18 @@ class PromptPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("No prompt yet.", id="prompt-summary")
 
+    def watch_agent(self) -> None:
+        self.rebuild()
+
     def rebuild(self) -> None:
-        """Build the selected agent's prompt again (its memory or history changed)."""
+        """Build the agent's prompt again (its memory or history changed)."""
         if not isinstance(self.agent, Unselected):
             self._build(self.agent)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
     def _build(self, agent: AgentKey) -> None:
         try:
-            prompt = self.runner.prompt(agent, session_id_for(CHAT_CHANNEL, self.user, agent))
+            prompt = self.agent_loop().prompt(agent, session_id_for(CHAT_CHANNEL, self.user, agent))
         except OryxError as exc:
             self.post_message(self._Built(agent, None, str(exc)))
             return
