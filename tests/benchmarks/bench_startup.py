@@ -205,11 +205,15 @@ def _measure(runs: int, peers: Path) -> dict[str, object]:
     return report
 
 
+def peers_folder(given: str | None = None) -> Path:
+    default = os.environ.get("ORYXTUI_BENCH_PEERS", "~/.cache/oryxtui-bench-peers")
+    return Path(given or default).expanduser()
+
+
 def main() -> None:
     args = sys.argv[1:]
     runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 7
-    default = os.environ.get("ORYXTUI_BENCH_PEERS", "~/.cache/oryxtui-bench-peers")
-    peers = Path(args[args.index("--peers") + 1] if "--peers" in args else default).expanduser()
+    peers = peers_folder(args[args.index("--peers") + 1] if "--peers" in args else None)
     if "--install-peers" in args:
         install_peers(peers)
     print(json.dumps(run(runs, peers), indent=2))

@@ -10,12 +10,15 @@ import asyncio
 import json
 import platform
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 
+import bench_cli
 import bench_dashboard
 import bench_memory
 import bench_prompt
 import bench_scale
+import bench_startup
 
 
 def collect() -> dict[str, object]:
@@ -26,15 +29,53 @@ def collect() -> dict[str, object]:
         "prompt": bench_prompt.run(),
         "dashboard": asyncio.run(bench_dashboard.run()),
         "scale": bench_scale.run(),
+        "cli": bench_cli.run(),
+        "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
 
+def _startup_rows(startup: dict, ms: Callable[[dict], str]) -> list[tuple[str, str, str, str]]:
+    if "oryxtui" not in startup:
+        return [("start-up in tmux", "skipped", str(startup.get("skipped")), "")]
+    ours = startup["oryxtui"]
+
+    def peer(name: str, label: str) -> str:
+        if name in startup:
+            return f"{label} {ms(startup[name]['first_usable_frame'])}"
+        return f"{label}: {startup['skipped'].get(name, 'not run')}"
+
+    peers = "; ".join(
+        peer(name, label)
+        for name, label in (
+            ("toolong", "Toolong (10 MB log)"),
+            ("posting", "Posting"),
+            ("harlequin", "Harlequin"),
+            ("minimal_textual_app", "minimal Textual app"),
+        )
+    )
+    return [
+        (
+            "start-up in a terminal (tmux 160×45), demo: first usable frame",
+            ms(ours["first_usable_frame"]),
+            peers,
+            "faster than Toolong",
+        ),
+        (
+            "… footer after the content",
+            ms(ours["footer_lag_ms"]),
+            f"minimal Textual app {ms(startup['minimal_textual_app']['footer_lag_ms'])}",
+            "≈ 0",
+        ),
+    ]
+
+
 def markdown(report: dict) -> str:
-    memory, prompt, dash, scale = (
+    memory, prompt, dash, scale, cli = (
         report["memory"],
         report["prompt"],
         report["dashboard"],
         report["scale"],
+        report["cli"],
     )
     cold = dash["cold_start_50_agents_100k_entries"]
     big = scale["million_entries"]
@@ -43,7 +84,9 @@ def markdown(report: dict) -> str:
         cold["baseline_minimal_textual_app"],
         cold["baseline_same_widgets_empty_workspace"],
     )
+    pydantic = f"`python -c 'import pydantic'` {ms(cli['baseline_import_pydantic'])}"
     rows = [
+        *_startup_rows(report["startup"], ms),
         (
             "live reload: external write → entry on screen (headless)",
             ms(dash["live_reload"]),
@@ -131,6 +174,8 @@ def markdown(report: dict) -> str:
             "",
             "",
         ),
+        ("`oryxtui memory save` (whole process)", ms(cli["memory_save"]), pydantic, "1.5×"),
+        ("`oryxtui memory recall` (whole process)", ms(cli["memory_recall"]), pydantic, "1.5×"),
         (
             "1M entries: `oryxtui memory recall` (whole command)",
             ms(big["cli_recall"]),
