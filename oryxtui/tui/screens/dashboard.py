@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SUMMARY_BATCH_SECONDS = 0.1
+FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
 
 
 class KeysFooter(Footer):
@@ -169,20 +170,30 @@ class DashboardScreen(Screen[None]):
     def _load(self, agent: AgentKey) -> None:
         if isinstance(self.shown, Unselected) and self.service.watch is not Watch.POLL:
             # Nothing is on screen yet and the memory is local: read it now, before the first
-            # frame (a few ms; at most a big file's newest `large_file_mb`), so that frame is
-            # already usable. Every later read runs in a worker.
-            self._agent_loaded(AgentLoaded(self._read_agent(agent)))
+            # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
+            # (then it is read in a worker, like every later read, and this cost a few ms).
+            first = min(self.newest_bytes, FIRST_READ_BYTES)
+            memory = self._read_agent(agent, first)
+            snapshot = memory.snapshot
+            if snapshot is None or snapshot.partial is None or first == self.newest_bytes:
+                self._agent_loaded(AgentLoaded(memory))
+                return
+            # A big file: the first frame (without it) is drawn before the read competes.
+            self.call_after_refresh(self._read_behind, agent)
             return
+        self._read_behind(agent)
+
+    def _read_behind(self, agent: AgentKey) -> None:
         self.run_worker(
             partial(self._read_in_worker, agent), group="load", thread=True, exit_on_error=False
         )
 
     def _read_in_worker(self, agent: AgentKey) -> None:
-        self.post_message(AgentLoaded(self._read_agent(agent)))
+        self.post_message(AgentLoaded(self._read_agent(agent, self.newest_bytes)))
 
-    def _read_agent(self, agent: AgentKey) -> AgentMemory:
+    def _read_agent(self, agent: AgentKey, newest_bytes: int) -> AgentMemory:
         try:
-            return load_agent(self.workspace, self.service, agent, self.newest_bytes, census=False)
+            return load_agent(self.workspace, self.service, agent, newest_bytes, census=False)
         except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
             return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
 
@@ -298,8 +309,11 @@ class DashboardScreen(Screen[None]):
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
-        """Anything written between the last reads and the watch is read again."""
-        self._store_changed(StoreChanged(everyone=True))
+        """What was read before the watch started is read again (it may have changed since)."""
+        if not isinstance(self.selected, Unselected):
+            self.pacer.request(self.selected)
+        if not self._counts_wanted:  # the counts were read already (else they are to come)
+            self._load_summaries(self._others())
 
     @on(ChatPane.TurnEnded)
     def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
