@@ -109,12 +109,6 @@ class MemoryService:
         return self.store.watch
 
     @property
-    def restorable(self) -> bool:
-        """Others may rewrite this memory behind oryxtui's back, and what they drop can be
-        restored (files, with their journal)."""
-        return isinstance(self.store, Restorable)
-
-    @property
     def ranked(self) -> bool:
         """Recall answers most relevant first (else: oldest first)."""
         return self.store.ranked

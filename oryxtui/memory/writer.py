@@ -20,6 +20,7 @@ from oryxtui.memory.reader import (
     LoadedFile,
     MemoryFiles,
     StatSignature,
+    WholeFile,
     has_text,
     signature_of,
     stat_signature,
@@ -113,20 +114,11 @@ class MemoryWriter:
         """The file with the entries put in, written to a temp file: (the signature of the file
         it was made from, the temp file, its text when it was made whole). None: the file is
         empty and changing (an editor mid-save): read it again."""
-        if len(entries) == 1:
-            with self.files.open(path) as file:
-                if isinstance(file, ChunkedFile):  # a big file, never held whole
-                    read = signature_of(os.fstat(file.fd))
-                    place = sections.insertion_point(file.fd, file.size, entries[0].scope)
-                    if place is not None:
-                        line = entries[0].line.encode("utf-8")
-                        try:
-                            chunks = sections.copy_with(file.fd, file.size, place, line)
-                            temp = write_temp(path, chunks, TEMP_PREFIX, TEMP_SUFFIX)
-                        except UnicodeDecodeError:
-                            raise _undecodable(path) from None
-                        return read, temp, None
-        loaded = self.files.load(path)
+        with self.files.open(path) as file:
+            if isinstance(file, ChunkedFile) and (made := _spliced(path, file, entries)):
+                return made  # a big file, never held whole
+            # A big file is read whole only for several entries, or a header to add.
+            loaded = file.loaded if isinstance(file, WholeFile) else self.files.load(path)
         if loaded.undecodable:
             raise _undecodable(path)
         if loaded.signature != MISSING and not loaded.text:
@@ -156,6 +148,25 @@ class MemoryWriter:
         if text is not None and placed[:3] == written[:3]:
             self.files.cache.put(path, LoadedFile(placed, text, False))
         return True
+
+
+def _spliced(
+    path: Path, file: ChunkedFile, entries: Sequence[MemoryEntry]
+) -> tuple[StatSignature, Path, None] | None:
+    """One entry copied into a big file's new version chunk by chunk; None when that cannot
+    be done (several entries, or no header for the entry's section yet)."""
+    if len(entries) != 1:
+        return None
+    read = signature_of(os.fstat(file.fd))
+    place = sections.insertion_point(file.fd, file.size, entries[0].scope)
+    if place is None:
+        return None
+    line = entries[0].line.encode("utf-8")
+    try:
+        chunks = sections.copy_with(file.fd, file.size, place, line)
+        return read, write_temp(path, chunks, TEMP_PREFIX, TEMP_SUFFIX), None
+    except UnicodeDecodeError:
+        raise _undecodable(path) from None
 
 
 def _switch(temp: Path, path: Path, read: StatSignature) -> bool:

@@ -297,11 +297,7 @@ class DashboardScreen(Screen[None]):
 
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
-        if isinstance(self.selected, Unselected):
-            return
-        self.pacer.request(self.selected)
-        if event.everyone:
-            self._load_summaries(self._others())
+        self._read_again(counts=event.everyone)
 
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
@@ -309,10 +305,16 @@ class DashboardScreen(Screen[None]):
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
-        """What was read before the watch started is read again (it may have changed since)."""
-        if not isinstance(self.selected, Unselected):
-            self.pacer.request(self.selected)
-        if not self._counts_wanted:  # the counts were read already (else they are to come)
+        """What was read before the watch started is read again (it may have changed since);
+        the other agents' counts only if they were read already (else they are to come)."""
+        self._read_again(counts=not self._counts_wanted)
+
+    def _read_again(self, counts: bool) -> None:
+        """The selected agent, and with `counts` every other agent's counts."""
+        if isinstance(self.selected, Unselected):
+            return
+        self.pacer.request(self.selected)
+        if counts:
             self._load_summaries(self._others())
 
     @on(ChatPane.TurnEnded)
