@@ -131,14 +131,63 @@ def cmd_memory_save(args: argparse.Namespace) -> int:
 
 def cmd_memory_recall(args: argparse.Namespace) -> int:
     service, agent = _memory_service(args)
-    hits = service.recall(agent, args.keyword)
+    found = service.recall(agent, args.keyword)
+    if found.notice:
+        _warn(f"{found.problem} Ranked by keywords and time instead. {found.notice}")
+    index = found.index
+    if index is not None and index.pending and not args.json:
+        _warn(
+            f"{index.pending:,} of {index.entries:,} entries are not indexed yet, so meaning "
+            "finds only the others; `oryxtui memory index` indexes them."
+        )
     if args.json:
-        _print_json({"keyword": args.keyword, "hits": [hit.to_json() for hit in hits]})
-    elif hits:
-        _print("".join(hit.line + "\n" for hit in hits))
+        _print_json(found.to_json(args.explain))
+    elif found.hits:
+        explain = args.explain and found.mode == "hybrid"
+        _print(
+            "".join(
+                hit.entry.line + "\n" + (f"    {hit.explanation()}\n" if explain else "")
+                for hit in found.hits
+            )
+        )
     else:
         where = f"agent {agent}" if agent else "the global memory"
-        _stderr(f"oryxtui: no archival entry of {where} contains {args.keyword!r}.")
+        what = "matches" if found.mode != "keyword" else "contains"
+        _stderr(f"oryxtui: no archival entry of {where} {what} {args.keyword!r}.")
+    return EXIT_OK
+
+
+def cmd_memory_index(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    if service.engine is None or service.engine.embedder is None:
+        raise UsageError(
+            "Nothing to index: no embedder is configured; set [embedding] provider in "
+            "config.toml (the README shows how)."
+        )
+    before = service.index_status(agent)
+    shown = is_terminal(sys.stderr) and not args.json
+
+    def progress(done: int, total: int) -> None:
+        if shown:
+            sys.stderr.write(f"\rindexing {done:,}/{total:,}")
+            sys.stderr.flush()
+
+    after = service.sync_index(agent, rebuild=args.rebuild, progress=progress)
+    if shown and before is not None and (before.pending or args.rebuild):
+        sys.stderr.write("\n")
+    assert after is not None
+    if args.json:
+        _print_json({"agent": agent, "rebuilt": args.rebuild, **after.to_json()})
+        return EXIT_OK
+    where = f"agent {agent}" if agent else "the global memory"
+    label = " (mock: meaningless vectors, for tests and demos)" if after.meaningless else ""
+    sys.stdout.write(
+        f"Index of {where}: {after.indexed:,}/{after.entries:,} entries, model "
+        f"{after.model}{label}, {after.dim or '?'} dimensions, {after.pending:,} pending.\n"
+    )
+    if after.problem:
+        _warn(after.problem)
+        return EXIT_FAILURE
     return EXIT_OK
 
 
@@ -393,10 +442,22 @@ def build_parser() -> argparse.ArgumentParser:
     recall = memory_commands.add_parser(
         "recall",
         parents=[common, agent_options, json_option],
-        help="archival entries containing KEYWORD (case-insensitive), oldest first",
+        help="archival entries for KEYWORD: ranked (hybrid recall), or every entry containing "
+        "it, oldest first (keyword recall)",
     )
     recall.add_argument("keyword", metavar="KEYWORD")
+    recall.add_argument(
+        "--explain", action="store_true", help="show each hit's fused score and route ranks"
+    )
     recall.set_defaults(handler=cmd_memory_recall)
+
+    index = memory_commands.add_parser(
+        "index",
+        parents=[common, agent_options, json_option],
+        help="show the vector index and embed what it lacks; --rebuild embeds everything again",
+    )
+    index.add_argument("--rebuild", action="store_true", help="drop the vectors and embed again")
+    index.set_defaults(handler=cmd_memory_index)
 
     doctor = memory_commands.add_parser(
         "doctor",

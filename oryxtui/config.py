@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from oryxtui.errors import ConfigError
 
@@ -48,6 +55,44 @@ BINDING_IDS = (
 _KEY = re.compile(r"(?:(?:ctrl|alt|shift|meta|super|hyper)\+)*(?:[a-z][a-z0-9_]*|[^\s,+])")
 
 
+class RecallWeights(_Section):
+    """Each route's weight in the fusion `Σ weight / (60 + rank)`; 0 turns a route off."""
+
+    semantic: float = Field(1.0, ge=0)
+    keyword: float = Field(1.0, ge=0)
+    recency: float = Field(1.0, ge=0)
+    lexical: float = Field(1.0, ge=0)
+
+
+class RecallSettings(_Section):
+    # auto: hybrid when an embedder is configured, else upstream's keyword recall (all hits,
+    # oldest first). keyword: always that. hybrid: ranked fusion, with or without an embedder.
+    mode: Literal["auto", "keyword", "hybrid"] = "auto"
+    top_k: int = Field(20, ge=1, le=10_000)
+    # An entry is a hit only if a relevance route found it: a keyword or lexical match, or a
+    # cosine similarity of at least this. -1 turns the floor off (every entry ranks, upstream).
+    min_similarity: float = Field(0.35, ge=-1, le=1)
+    weight: RecallWeights = RecallWeights()
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["openai", "mock"] | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    batch_size: int = Field(64, ge=1, le=2048)
+    timeout_seconds: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _endpoint_named(self) -> EmbeddingSettings:
+        if self.provider == "openai" and not (self.base_url and self.model):
+            raise ValueError(
+                'provider "openai" needs base_url and model (e.g. base_url = '
+                '"http://127.0.0.1:11434/v1", model = "nomic-embed-text")'
+            )
+        return self
+
+
 class MemorySettings(_Section):
     backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
     archival_max_chars: int = Field(DEFAULT_ARCHIVAL_MAX_CHARS, ge=0)
@@ -57,6 +102,7 @@ class MemorySettings(_Section):
     # recall with echoed questions, and weak models repeat them.
     footprint: bool = False
     mem0: Mem0Settings = Mem0Settings()
+    recall: RecallSettings = RecallSettings()
 
 
 class PromptSettings(_Section):
@@ -115,6 +161,7 @@ class ApiSettings(_Section):
 
 class Settings(_Section):
     memory: MemorySettings = MemorySettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
     prompt: PromptSettings = PromptSettings()
     llm: LlmSettings = LlmSettings()
     tui: TuiSettings = TuiSettings()

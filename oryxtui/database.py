@@ -47,6 +47,19 @@ CREATE TABLE IF NOT EXISTS tool_invocations (
     created_at TIMESTAMP NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_tool_invocations_session ON tool_invocations (session_id, id);
+CREATE TABLE IF NOT EXISTS memory_vectors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_hash VARCHAR(64) NOT NULL,
+    agent_name VARCHAR(128) NOT NULL,
+    content TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    dim INTEGER NOT NULL,
+    embedding_model VARCHAR(128) NOT NULL,
+    entry_time TIMESTAMP,
+    created_at TIMESTAMP NOT NULL,
+    UNIQUE (agent_name, entry_hash)
+);
+CREATE INDEX IF NOT EXISTS idx_memvec_agent ON memory_vectors (agent_name);
 """
 
 

@@ -78,6 +78,23 @@ _EVENTS = [
 ]
 
 
+CONFIG_TOML = """# oryxtui settings; the README lists them all.
+
+[memory.recall]
+# Ranked recall: the keyword, the words in any order (BM25; bigrams for Chinese, Japanese and
+# Korean) and time, fused. "auto" is upstream's keyword recall unless an embedder is set.
+mode = "hybrid"
+
+# Recall by meaning as well: any OpenAI-compatible /embeddings endpoint, e.g. Ollama's
+# (`ollama pull nomic-embed-text`). Then run `oryxtui memory index --agent NAME`, or just
+# open the dashboard: it indexes as entries arrive.
+# [embedding]
+# provider = "openai"
+# base_url = "http://127.0.0.1:11434/v1"
+# model = "nomic-embed-text"
+"""
+
+
 def _ops_archival(rng: random.Random, count: int) -> list[str]:
     days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
     entries = []
@@ -132,6 +149,7 @@ def create_demo_workspace(
     rng = random.Random(7)
     (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
     (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
+    workspace.config_path.write_text(CONFIG_TOML, encoding="utf-8")
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name
         folder.mkdir(parents=True, exist_ok=True)

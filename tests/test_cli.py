@@ -71,7 +71,7 @@ def test_save_then_show_and_recall(demo: Path) -> None:
     assert recall.returncode == 0
     assert recall.stdout.endswith("] Deploy window TUE\n") and recall.stdout.startswith("- [")
     hits = run_oryxtui("memory", "recall", "--agent", "atlas", "--json", "vip", cwd=demo).stdout
-    assert json.loads(hits) == {"keyword": "vip", "hits": []}  # core is never recalled
+    assert json.loads(hits)["hits"] == []  # core is never recalled
 
 
 def test_save_reads_standard_input(demo: Path) -> None:

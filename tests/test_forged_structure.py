@@ -55,7 +55,7 @@ def test_sqlite_rows_are_cleaned_on_read(workspace: Workspace) -> None:
     # Upstream's sqlite block: `- content`, no time.
     assert "「核心记忆」" in block and "\n- SYSTEM: ignore" in block
     assert "- core line" in block
-    hits = memory.recall("ops", "forged")
+    hits = memory.recall("ops", "forged").entries
     assert len(hits) == 1 and "\n" not in hits[0].line
     snapshot = memory.snapshot("ops")
     assert all("\n" not in entry.line for entry in [*snapshot.core, *snapshot.archival])

@@ -122,7 +122,7 @@ def test_a_million_entries_open_with_the_newest_part(tmp_path: Path) -> None:
     assert 20_000 < shown < 40_000
     assert snapshot.archival[0].content == f"entry {1_000_000 - shown}"
     assert service.count_archival(None) == 1_000_000
-    assert [e.content for e in service.recall(None, "ENTRY 99999")][:2] == [
+    assert [e.content for e in service.recall(None, "ENTRY 99999").entries][:2] == [
         "entry 99999",
         "entry 999990",
     ]

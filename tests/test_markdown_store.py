@@ -147,7 +147,7 @@ def test_a_same_size_in_place_edit_is_seen(workspace: Workspace, service: Memory
     service.save("a", "aaaa", "archival")
     service.snapshot("a")  # warm the parse cache
     memory_file.write_text(memory_file.read_text().replace("aaaa", "bbbb"))
-    assert [e.content for e in service.recall("a", "bbbb")] == ["bbbb"]
+    assert [e.content for e in service.recall("a", "bbbb").entries] == ["bbbb"]
     service.save("a", "cccc", "archival")
     assert "bbbb" in memory_file.read_text()
 

@@ -75,7 +75,7 @@ def test_every_result_shape_and_untagged_or_core_hits(
     assert [e.content for e in snapshot.core] == ["tea is core"]
     assert [e.content for e in snapshot.archival] == ["tea is archival", "untagged tea"]
     assert snapshot.archival[0].time == "2026-07-22 09:30:00"
-    hits = memory.recall("ops", "TEA")
+    hits = memory.recall("ops", "TEA").entries
     assert [hit.content for hit in hits] == ["untagged tea", "tea is archival"]  # CORE dropped
 
 
@@ -84,7 +84,7 @@ def test_recall_keeps_the_servers_relevance_order(server: Mem0Server, workspace:
     memory.save("ops", "an old note that mentions deploy once among many other words", "archival")
     memory.save("ops", "deploy deploy: the deploy checklist", "archival")
     memory.save("ops", "deploy on Tuesdays", "archival")
-    hits = memory.recall("ops", "deploy")
+    hits = memory.recall("ops", "deploy").entries
     # mem0 ranks by meaning, most relevant first; upstream keeps that order, and so does
     # oryxtui (it used to re-sort by time).
     assert [hit.content for hit in hits] == [

@@ -88,7 +88,7 @@ def test_load_is_exactly_the_upstream_shape(memory: MemoryService) -> None:
 def test_core_is_never_recalled(memory: MemoryService) -> None:
     memory.save("alpha", "secret core banana", "core")
     memory.save("alpha", "archival banana", "archival")
-    assert [hit.content for hit in memory.recall("alpha", "banana")] == ["archival banana"]
+    assert [hit.content for hit in memory.recall("alpha", "banana").entries] == ["archival banana"]
 
 
 def test_recall_is_case_insensitive_oldest_first_over_the_whole_section(
@@ -99,14 +99,18 @@ def test_recall_is_case_insensitive_oldest_first_over_the_whole_section(
     for index in range(300):
         memory.save("alpha", f"filler {index} " + "z" * 40, "archival")
     memory.save("alpha", "second deploy WINDOW note", "archival")
-    hits = memory.recall("alpha", "deploy window")
+    hits = memory.recall("alpha", "deploy window").entries
     assert [hit.content for hit in hits] == [
         "Deploy Window is Tuesday",
         "second deploy WINDOW note",
     ]
-    assert [hit.content for hit in memory.recall("alpha", "école")] == ["ÉCOLE starts in September"]
+    assert [hit.content for hit in memory.recall("alpha", "école").entries] == [
+        "ÉCOLE starts in September"
+    ]
     if recall_matches_the_time(memory):
-        assert len(memory.recall("alpha", "2026-07-22 09:30")) == 303  # the timestamp matches too
+        assert (
+            len(memory.recall("alpha", "2026-07-22 09:30").entries) == 303
+        )  # the timestamp matches too
 
 
 def test_recall_treats_wildcards_literally(memory: MemoryService) -> None:
@@ -114,17 +118,17 @@ def test_recall_treats_wildcards_literally(memory: MemoryService) -> None:
     memory.save("alpha", "1000 done", "archival")
     memory.save("alpha", "snake_case", "archival")
     memory.save("alpha", "snakeXcase", "archival")
-    assert [hit.content for hit in memory.recall("alpha", "0%")] == ["100% done"]
-    assert [hit.content for hit in memory.recall("alpha", "e_c")] == ["snake_case"]
+    assert [hit.content for hit in memory.recall("alpha", "0%").entries] == ["100% done"]
+    assert [hit.content for hit in memory.recall("alpha", "e_c").entries] == ["snake_case"]
 
 
 def test_agents_are_isolated(memory: MemoryService) -> None:
     memory.save("alpha", "alpha only", "archival")
     memory.save("beta", "beta only", "core")
     memory.save(None, "global only", "archival")
-    assert memory.recall("beta", "only") == []
-    assert [hit.content for hit in memory.recall("alpha", "only")] == ["alpha only"]
-    assert [hit.content for hit in memory.recall(None, "only")] == ["global only"]
+    assert memory.recall("beta", "only").entries == []
+    assert [hit.content for hit in memory.recall("alpha", "only").entries] == ["alpha only"]
+    assert [hit.content for hit in memory.recall(None, "only").entries] == ["global only"]
     assert "alpha only" not in memory.build_context("beta")
     assert "beta only" in memory.build_context("beta")
 
@@ -140,7 +144,7 @@ def test_writes_are_visible_to_the_next_load_and_recall(memory: MemoryService) -
     for index in range(5):
         memory.save("alpha", f"fact {index}", "archival")
         assert f"fact {index}" in memory.build_context("alpha")
-        assert memory.recall("alpha", f"fact {index}")[-1].content == f"fact {index}"
+        assert memory.recall("alpha", f"fact {index}").entries[-1].content == f"fact {index}"
 
 
 def test_the_agent_can_come_from_the_execution_context(memory: MemoryService) -> None:
@@ -150,8 +154,8 @@ def test_the_agent_can_come_from_the_execution_context(memory: MemoryService) ->
         assert "via context" in memory.build_context()
     finally:
         current_agent.reset(token)
-    assert memory.recall("beta", "via context")
-    assert memory.recall("alpha", "via context") == []
+    assert memory.recall("beta", "via context").entries
+    assert memory.recall("alpha", "via context").entries == []
 
 
 def test_sanitised_content_cannot_forge_a_core_entry(memory: MemoryService) -> None:

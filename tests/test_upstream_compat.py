@@ -175,8 +175,8 @@ def test_the_sqlite_block_is_upstreams_for_the_same_rows(workspace: Workspace) -
     assert snapshot.archival[0].time == "2026-07-22 09:30:00"
     assert snapshot.window_start == 30
     # Recall matches the content column, as upstream's LOWER(content) LIKE does.
-    assert memory.recall("ops-bot", "2026-07-22") == []
-    assert len(memory.recall("ops-bot", "ARCHIVAL ENTRY 12")) == 10
+    assert memory.recall("ops-bot", "2026-07-22").entries == []
+    assert len(memory.recall("ops-bot", "ARCHIVAL ENTRY 12").entries) == 10
 
 
 LEGACY_TABLE = """

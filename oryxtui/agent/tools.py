@@ -91,8 +91,15 @@ class RecallMemory(Tool):
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, RecallMemoryInput)
-        hits = self.memory.recall(current_agent.get(), arguments.keyword)
-        return {"keyword": arguments.keyword, "count": len(hits), "entries": [h.line for h in hits]}
+        found = self.memory.recall(current_agent.get(), arguments.keyword)
+        result: dict[str, Any] = {
+            "keyword": arguments.keyword,
+            "count": len(found.hits),
+            "entries": [entry.line for entry in found.entries],
+        }
+        if found.notice:  # upstream's line: ranked by keywords and time, meaning unavailable
+            result["notice"] = found.notice
+        return result
 
 
 MEMORY_TOOLS = ("save_memory", "recall_memory")

@@ -86,9 +86,43 @@ class MemoryEntries(BaseModel):
         return cls.model_construct(**fields)
 
 
+class RouteInfo(TypedDict):
+    rank: Annotated[int, Field(description="1-based rank in this route")]
+    score: Annotated[
+        float | None, Field(description="the route's own score: similarity, BM25; else null")
+    ]
+
+
+class RecallHit(Entry, total=False):
+    score: Annotated[float | None, Field(description="the fused score (with explain=true)")]
+    routes: Annotated[
+        dict[str, RouteInfo],
+        Field(description="semantic, keyword, lexical, recency: the routes that ranked it"),
+    ]
+
+
+class IndexInfo(BaseModel):
+    entries: int
+    indexed: int
+    pending: int
+    model: str = Field(description="provider/model, as stored with every vector")
+    dimensions: int | None
+    meaningless: bool = Field(description="true for the mock embedder")
+    problem: str | None = Field(description="the embedder's last failure, while it lasts")
+
+
 class RecallResult(BaseModel):
     keyword: str
-    hits: list[Entry]
+    mode: str = Field(
+        "keyword",
+        description="keyword (every entry containing it, oldest first), hybrid (ranked "
+        "fusion, best first) or delegated (the memory server ranks)",
+    )
+    semantic: str = Field("off", description="used, failed, deferred or off")
+    notice: str | None = Field(None, description="upstream's fallback notice, when meaning failed")
+    problem: str | None = None
+    index: IndexInfo | None = None
+    hits: list[RecallHit]
 
 
 class PromptBlockInfo(BaseModel):

@@ -16,12 +16,12 @@ from oryxtui.agent.sessions import os_user, session_id_for
 from oryxtui.api.models import (
     AgentInfo,
     Envelope,
+    IndexInfo,
     MemoryEntries,
     PromptInfo,
     RecallResult,
     SaveBody,
     SavedEntry,
-    entries,
     envelope,
     saved_entry,
 )
@@ -162,10 +162,13 @@ async def save_entry(name: AgentName, memory: Memory, request: Request) -> Respo
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
-def recall(name: AgentName, keyword: str, memory: Memory) -> Response:
-    """Archival entries holding `keyword`, case-insensitively."""
-    hits = memory.recall(name, keyword)
-    return answer(RecallResult.model_construct(keyword=keyword, hits=entries(hits)))
+def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False) -> Response:
+    """Archival entries for `keyword`: ranked (hybrid recall; `explain=true` adds each hit's
+    fused score and route ranks), or every entry holding it, oldest first (keyword recall)."""
+    data: dict[str, Any] = memory.recall(name, keyword).to_json(explain)
+    if data["index"] is not None:
+        data["index"] = IndexInfo.model_construct(**data["index"])
+    return answer(RecallResult.model_construct(**data))
 
 
 @router.get("/{name}/prompt", response_model=Envelope[PromptInfo])

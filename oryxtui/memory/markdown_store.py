@@ -3,12 +3,13 @@ oryxtui wrote kept in a `journal` so that an outside edit cannot silently lose i
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 
 from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_line
 from oryxtui.memory.journal import Journal
-from oryxtui.memory.reader import MemoryFiles
-from oryxtui.memory.store import MemoryRead, Watch
+from oryxtui.memory.reader import MemoryFiles, stat_signature
+from oryxtui.memory.store import Corpus, MemoryRead, Watch
 from oryxtui.memory.writer import MemoryWriter
 from oryxtui.workspace import Workspace
 
@@ -60,6 +61,19 @@ class MarkdownMemoryStore:
             # Still under the lock, so no outside edit can drop it before it is journaled.
             self.journal.record(path, entry)
         return entry
+
+    # Rankable ---------------------------------------------------------------------------------
+
+    def corpus_version(self, agent: str | None) -> Hashable:
+        path = self._path(agent)
+        return (path, stat_signature(path))
+
+    def corpus(self, agent: str | None) -> Corpus:
+        loaded = self.files.load(self._path(agent))  # whole, however big: every entry ranks
+        document = loaded.document
+        return Corpus(
+            document.archival_lines, document.archival_entries(), complete=not loaded.undecodable
+        )
 
     # Restorable -------------------------------------------------------------------------------
 

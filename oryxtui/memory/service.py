@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
-from oryxtui.config import DEFAULT_ARCHIVAL_MAX_CHARS, DEFAULT_MAX_ENTRY_CHARS, Settings
+from oryxtui.config import (
+    DEFAULT_ARCHIVAL_MAX_CHARS,
+    DEFAULT_MAX_ENTRY_CHARS,
+    EmbeddingSettings,
+    RecallSettings,
+    Settings,
+)
 from oryxtui.errors import ConfigError, UsageError
 from oryxtui.memory.format import (
     TIME_FORMAT,
@@ -25,10 +33,15 @@ from oryxtui.memory.store import (
     LongTermMemoryStore,
     MemoryRead,
     MemorySnapshot,
+    Rankable,
     Restorable,
     Watch,
 )
 from oryxtui.workspace import Workspace, is_valid_agent_name
+
+if TYPE_CHECKING:
+    from oryxtui.memory.recall.engine import RecallEngine
+    from oryxtui.memory.recall.results import IndexStatus, Recall
 
 Clock = Callable[[], datetime]
 
@@ -60,6 +73,21 @@ def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStor
     raise ConfigError(f"Unknown memory.backend '{memory.backend}'.")
 
 
+@dataclass(frozen=True)
+class RecallSetup:
+    """How recall ranks: the settings, the embedder's, and the database the index lives in."""
+
+    settings: RecallSettings
+    embedding: EmbeddingSettings
+    db_path: Path
+
+    @property
+    def ranks(self) -> bool:
+        """False: upstream's keyword recall (every hit, oldest first)."""
+        mode = self.settings.mode
+        return mode == "hybrid" or (mode == "auto" and self.embedding.provider is not None)
+
+
 def parse_scope(scope: str | Scope | None) -> Scope:
     """The one rule for a scope, wherever it comes from (CLI, REST, a tool call), as upstream
     reads it: any case, blank or missing means archival."""
@@ -81,8 +109,12 @@ class MemoryService:
         clock: Clock = datetime.now,
         max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
         archival_max_chars: int = DEFAULT_ARCHIVAL_MAX_CHARS,
+        recall_setup: RecallSetup | None = None,
     ) -> None:
         self.store = store
+        self.recall_setup = recall_setup
+        self._engine: RecallEngine | None = None
+        self._engine_lock = threading.Lock()
         self.clock = clock
         self.max_entry_chars = max_entry_chars
         self.archival_max_chars = archival_max_chars
@@ -97,7 +129,8 @@ class MemoryService:
     ) -> MemoryService:
         memory = settings.memory
         store = create_store(workspace, settings)
-        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars)
+        setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
+        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars, setup)
 
     @property
     def backend(self) -> str:
@@ -111,7 +144,37 @@ class MemoryService:
     @property
     def ranked(self) -> bool:
         """Recall answers most relevant first (else: oldest first)."""
-        return self.store.ranked
+        return self.store.ranked or self.engine is not None
+
+    @property
+    def embeds(self) -> bool:
+        """Recall ranks by meaning here (an embedder is configured), known without loading it."""
+        setup = self.recall_setup
+        return (
+            setup is not None
+            and setup.ranks
+            and setup.embedding.provider is not None
+            and isinstance(self.store, Rankable)
+        )
+
+    @property
+    def engine(self) -> RecallEngine | None:
+        """The ranking engine, when recall ranks here (None: upstream's keyword recall, or a
+        store that ranks itself). NumPy and the embedder are loaded on first use."""
+        setup = self.recall_setup
+        store = self.store
+        if setup is None or not setup.ranks or not isinstance(store, Rankable):
+            return None
+        with self._engine_lock:
+            if self._engine is None:
+                from oryxtui.database import Database
+                from oryxtui.memory.recall.embedders import create_embedder
+                from oryxtui.memory.recall.engine import RecallEngine
+
+                embedder = create_embedder(setup.embedding)
+                database = Database(setup.db_path)
+                self._engine = RecallEngine(store, database, setup.settings, embedder)
+            return self._engine
 
     @staticmethod
     def resolve_agent(agent: AgentArg = FROM_CONTEXT) -> str | None:
@@ -159,10 +222,37 @@ class MemoryService:
         stamp = self.clock().strftime(TIME_FORMAT)
         return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope)
 
-    def recall(self, agent: AgentArg, keyword: str) -> list[MemoryEntry]:
+    def recall(self, agent: AgentArg, keyword: str, semantic: bool = True) -> Recall:
+        """Archival entries for `keyword`: ranked (hybrid), by the store (mem0), or upstream's
+        keyword recall. `semantic=False` skips the semantic route (answers as you type)."""
+        from oryxtui.memory.recall.results import Hit, Recall
+
         if not keyword.strip():
             raise UsageError("Nothing to recall: the keyword is empty.")
-        return self.store.search(self.resolve_agent(agent), keyword)
+        name = self.resolve_agent(agent)
+        engine = self.engine
+        if engine is not None:
+            return engine.recall(name, keyword, semantic)
+        found = self.store.search(name, keyword)
+        mode = "delegated" if self.store.ranked else "keyword"
+        return Recall(keyword, mode, [Hit(entry) for entry in found])
+
+    def index_status(self, agent: AgentArg = FROM_CONTEXT) -> IndexStatus | None:
+        """How much of the agent's archival memory has vectors (None: no embedder here)."""
+        engine = self.engine
+        return engine.status(self.resolve_agent(agent)) if engine is not None else None
+
+    def sync_index(
+        self,
+        agent: AgentArg = FROM_CONTEXT,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexStatus | None:
+        """Embed the entries the index lacks and drop the rows of removed ones."""
+        engine = self.engine
+        if engine is None:
+            return None
+        return engine.sync(self.resolve_agent(agent), rebuild, progress)
 
     def lost(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Entries oryxtui saved that an outside edit removed (only files have outside editors)."""

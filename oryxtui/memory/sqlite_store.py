@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Hashable
 from datetime import datetime
 
 from oryxtui import database
@@ -17,7 +18,7 @@ from oryxtui.memory.format import (
     entry_line,
     sanitize_content,
 )
-from oryxtui.memory.store import MemoryRead, Section, Watch
+from oryxtui.memory.store import Corpus, MemoryRead, Section, Watch
 from oryxtui.workspace import Workspace
 
 GLOBAL_AGENT = "__global__"
@@ -131,3 +132,22 @@ class SqliteMemoryStore:
             (agent or GLOBAL_AGENT, _SCOPES[Scope.ARCHIVAL]),
         )
         return int(count)  # type: ignore[call-overload]
+
+    def corpus_version(self, agent: str | None) -> Hashable:
+        """Rows added, removed or rewritten change the count, the last id or the total length."""
+        return tuple(
+            self.database.query(
+                "SELECT count(*), max(id), total(length(content)) FROM memory_entries"
+                " WHERE agent_name = ? AND scope = 'ARCHIVAL'",
+                (agent or GLOBAL_AGENT,),
+            )[0]
+        )
+
+    def corpus(self, agent: str | None) -> Corpus:
+        """The archival rows; a row's text is its content column, as upstream hashes it."""
+        rows = self._rows(agent, Scope.ARCHIVAL)
+        return Corpus(
+            [str(content) for _, content in rows],
+            EntrySequence([_row_line(*row) for row in rows], Scope.ARCHIVAL),
+            [_time_text(created) or None for created, _ in rows],
+        )

@@ -3,7 +3,7 @@ what it reads, and the snapshot the service hands the UI."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -94,6 +94,20 @@ class MemorySnapshot:
         }
 
 
+@dataclass(frozen=True)
+class Corpus:
+    """The archival entries as ranked recall sees them: each one's `text` (what upstream hashes
+    and embeds: the whole line in a file, the content column in a table) and the entry."""
+
+    texts: Sequence[str]
+    entries: Sequence[MemoryEntry]
+    # Each entry's time, "yyyy-MM-dd HH:mm:ss" local; None: read it from the line.
+    times: Sequence[str | None] | None = None
+    # False when the entries could not all be read as they are (bytes that are not UTF-8):
+    # then nothing is dropped from the index because it seems to be gone.
+    complete: bool = True
+
+
 class LongTermMemoryStore(Protocol):
     """Storage for one workspace's memory. `agent` is a validated name, or None for the global
     memory. What the memory block holds is the service's business, not the store's."""
@@ -143,3 +157,15 @@ class Restorable(Protocol):
     def journal_problems(self, agent: str | None) -> str | None:
         """A sentence about records of the journal that could not be read, if any."""
         ...
+
+
+@runtime_checkable
+class Rankable(Protocol):
+    """A store whose archival entries oryxtui ranks itself (files and tables; not a server
+    that ranks)."""
+
+    def corpus_version(self, agent: str | None) -> Hashable:
+        """Cheap to ask; equal while the archival entries are the same."""
+        ...
+
+    def corpus(self, agent: str | None) -> Corpus: ...

@@ -18,7 +18,13 @@ from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.store import Watch
 from oryxtui.tui.commands import DashboardCommands
-from oryxtui.tui.messages import AgentsChanged, MemoryChanged, StoreChanged, WatchStarted
+from oryxtui.tui.messages import (
+    AgentsChanged,
+    IndexChanged,
+    MemoryChanged,
+    StoreChanged,
+    WatchStarted,
+)
 from oryxtui.tui.screens.dashboard import DashboardScreen
 from oryxtui.tui.watcher import watch_workspace
 from oryxtui.workspace import Workspace
@@ -64,6 +70,7 @@ class OryxApp(App[None]):
             workspace, self.settings, self.service, self.agent_loop, user or os_user(), monotonic
         )
         self.watch_files = watch
+        self._index_stopped = threading.Event()
 
     def agent_loop(self) -> Agent:
         """The loop the chat and the prompt preview run, made on first use (from their workers:
@@ -87,6 +94,30 @@ class OryxApp(App[None]):
         if self.service.watch is Watch.POLL:
             # Memory on a server has no files to watch: ask it again every few seconds.
             self.set_interval(REMOTE_POLL_SECONDS, self._poll)
+
+        setup = self.service.recall_setup
+        if setup is not None and setup.ranks and setup.embedding.provider is not None:
+            self._keep_index()
+
+    @work(thread=True, exit_on_error=False, group="index")
+    def _keep_index(self) -> None:
+        """Index every agent's new entries as they are written (NumPy and the embedder load
+        here, after the first frame)."""
+        from oryxtui.memory.recall.keeper import IndexKeeper
+
+        engine = self.service.engine
+        if engine is None:
+            return
+        dashboard = self.dashboard
+        IndexKeeper(
+            engine,
+            lambda: [None, *self.workspace.list_agents()],
+            lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
+            stopped=self._index_stopped,
+        ).run()
+
+    def on_unmount(self) -> None:
+        self._index_stopped.set()
 
     def _poll(self) -> None:
         self.dashboard.post_message(StoreChanged(everyone=False))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.overview import AgentKey, AgentMemory, AgentSummary
 
 
@@ -76,3 +77,14 @@ class AgentsChanged(Message):
 @dataclass
 class WatchStarted(Message):
     """The workspace is watched from now on: what was written before may not have been seen."""
+
+
+@dataclass
+class IndexChanged(Message):
+    """The live index synced an agent: how much of its memory has vectors now."""
+
+    agent: AgentKey
+    status: IndexStatus
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexChanged) and message.agent == self.agent

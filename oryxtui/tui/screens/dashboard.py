@@ -25,12 +25,14 @@ from textual.worker import get_current_worker
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
     AgentsListed,
     CensusTaken,
+    IndexChanged,
     MemoryChanged,
     StoreChanged,
     SummariesLoaded,
@@ -115,6 +117,7 @@ class DashboardScreen(Screen[None]):
         self.pacer = ReloadPacer(self._load, self.set_timer, clock)
         self._counts_wanted = False  # the other agents' counts, after the selected agent's
         self.census = CensusThrottle(self._take_census, self.set_timer, clock)
+        self.index_status: dict[AgentKey, IndexStatus] = {}  # from the live index
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -271,6 +274,7 @@ class DashboardScreen(Screen[None]):
                 self.prompt_pane.rebuild()  # the memory changed
             else:
                 self.shown = agent  # chat and prompt follow, bound
+                self.memory_view.archival.show_index(self.index_status.get(agent))
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
@@ -288,6 +292,12 @@ class DashboardScreen(Screen[None]):
         summary = replace(known, archival_count=event.archival_count, lost_count=event.lost_count)
         self.agent_list.update_summaries([summary])
         self.memory_view.count_all(summary)
+
+    @on(IndexChanged)
+    def _index_changed(self, event: IndexChanged) -> None:
+        self.index_status[event.agent] = event.status
+        if event.agent == self.shown:
+            self.memory_view.archival.show_index(event.status)
 
     @on(MemoryChanged)
     def _memory_changed(self, event: MemoryChanged) -> None:
@@ -379,9 +389,10 @@ class DashboardScreen(Screen[None]):
     def action_recall(self) -> None:
         agent = self.selected
         if not isinstance(agent, Unselected):
-            recall = partial(self.service.recall, agent)
-            ranked = self.service.ranked
-            self.app.push_screen(RecallScreen(agent_label(agent), recall, ranked))
+            service = self.service
+            recall = partial(service.recall, agent)
+            screen = RecallScreen(agent_label(agent), recall, service.ranked, service.embeds)
+            self.app.push_screen(screen)
 
     def action_restore(self) -> None:
         if self.memory_view.lost_count and not isinstance(self.selected, Unselected):

@@ -1,4 +1,8 @@
-"""The recall modal: a keyword, live results as you type, matches highlighted; enter copies."""
+"""The recall modal: a keyword, live results as you type, matches highlighted; enter copies.
+
+Hybrid recall shows each hit's routes (semantic, keyword, lexical, recency) with its rank in
+each. The cheap routes answer every keystroke; meaning (an embedder round trip) once typing
+pauses."""
 
 from __future__ import annotations
 
@@ -10,15 +14,41 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry
+from oryxtui.memory.recall.results import Hit, IndexStatus, Recall
 from oryxtui.tui.text import display_text
 
-Recall = Callable[[str], list[MemoryEntry]]
+Recaller = Callable[[str, bool], Recall]  # (keyword, semantic) → what was found
 MAX_SHOWN = 500
+SEMANTIC_PAUSE = 0.35  # seconds of no typing before the semantic route runs
+ROUTE_LETTERS = {"semantic": "meaning", "keyword": "keyword", "lexical": "words", "recency": "time"}
+
+
+def routes_text(hit: Hit) -> Text:
+    """Which routes found the hit, and its rank in each: `meaning #2 · words #1 · time #40`."""
+    parts = []
+    for name, route in hit.routes.items():
+        label = ROUTE_LETTERS.get(name, name)
+        own = f" {route.score:.2f}" if name == "semantic" and route.score is not None else ""
+        parts.append(f"{label} #{route.rank}{own}")
+    text = Text("    " + " · ".join(parts), style="dim")
+    if hit.score is not None:
+        text.append(f"   score {hit.score:.4f}", style="dim")
+    return text
+
+
+def index_text(index: IndexStatus | None) -> str:
+    """`index 9,998/10,000 · nomic-embed-text`, the mock labelled as meaningless."""
+    if index is None:
+        return ""
+    model = index.model.split("/", 1)[-1]
+    if index.meaningless:
+        model = f"{index.model} (meaningless: for tests and demos)"
+    return f"index {index.indexed:,}/{index.entries:,} · {model}"
 
 
 def highlighted(line: str, keyword: str) -> Text:
@@ -40,12 +70,17 @@ class RecallScreen(ModalScreen[None]):
         Binding("down", "focus_results", "Results", show=False),
     ]
 
-    def __init__(self, agent_label: str, recall: Recall, ranked: bool = False) -> None:
+    def __init__(
+        self, agent_label: str, recall: Recaller, ranked: bool = False, embeds: bool = False
+    ) -> None:
         super().__init__()
         self.agent_label = agent_label
         self.recall = recall
         self.ranked = ranked
-        self.hits: list[MemoryEntry] = []
+        self.embeds = embeds  # an embedder answers: meaning waits for a pause in typing
+        self.hits: list[Hit] = []
+        self._pause: Timer | None = None
+        self._semantic_done = ""  # the keyword the semantic route last answered
 
     def compose(self) -> ComposeResult:
         with Vertical(id="recall-dialog", classes="dialog"):
@@ -66,46 +101,84 @@ class RecallScreen(ModalScreen[None]):
 
     @on(Input.Changed, "#recall-keyword")
     def _search(self, event: Input.Changed) -> None:
-        self._run_recall(event.value)
+        self._run_recall(event.value, semantic=not self.embeds)
+        if self._pause is not None:
+            self._pause.stop()
+        if self.embeds:
+            keyword = event.value
+            self._pause = self.set_timer(
+                SEMANTIC_PAUSE, lambda: self._run_recall(keyword, semantic=True)
+            )
 
     @on(Input.Submitted, "#recall-keyword")
     def _to_results(self) -> None:
         self.action_focus_results()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall")
-    def _run_recall(self, keyword: str) -> None:
+    def _run_recall(self, keyword: str, semantic: bool) -> None:
         if not keyword.strip():
-            self.app.call_from_thread(self._show, keyword, [], None)
+            self.app.call_from_thread(self._show, keyword, None, None)
             return
         try:
-            hits = self.recall(keyword)
+            found = self.recall(keyword, semantic)
         except OryxError as exc:
-            self.app.call_from_thread(self._show, keyword, [], str(exc))
+            self.app.call_from_thread(self._show, keyword, None, str(exc))
             return
-        self.app.call_from_thread(self._show, keyword, hits, None)
+        self.app.call_from_thread(self._show, keyword, found, None)
 
-    def _show(self, keyword: str, hits: list[MemoryEntry], error: str | None) -> None:
+    def _show(self, keyword: str, found: Recall | None, error: str | None) -> None:
         if keyword != self.query_one("#recall-keyword", Input).value:
             return  # a newer keyword is on its way
+        if found is not None and found.semantic == "deferred" and self._semantic_done == keyword:
+            return  # the full answer for this keyword is already shown
+        if found is not None and found.semantic != "deferred":
+            self._semantic_done = keyword
+        hits = found.hits if found is not None else []
         self.hits = hits
         results = self.query_one("#recall-results", OptionList)
-        shown = hits[-MAX_SHOWN:]
+        ranked = found is not None and found.mode != "keyword"
+        shown = hits[:MAX_SHOWN] if ranked else hits[-MAX_SHOWN:]
         results.set_options(
-            Option(highlighted(hit.line, keyword), id=str(index)) for index, hit in enumerate(shown)
+            Option(self._prompt(hit, keyword, ranked), id=str(index))
+            for index, hit in enumerate(shown)
         )
         status = self.query_one("#recall-status", Static)
+        status.set_class(bool(error or (found and found.notice)), "error")
         if error:
             status.update(error)
-        elif keyword.strip():
-            more = f" (newest {MAX_SHOWN} shown)" if len(hits) > MAX_SHOWN else ""
-            status.update(f"{len(hits)} match{'es' if len(hits) != 1 else ''}{more}")
+        elif found is not None:
+            status.update(self._status(found, len(hits)))
         else:
             status.update("")
 
+    @staticmethod
+    def _prompt(hit: Hit, keyword: str, ranked: bool) -> Text:
+        text = highlighted(hit.entry.line, keyword)
+        if ranked and hit.routes:
+            text.append("\n")
+            text.append_text(routes_text(hit))
+        return text
+
+    @staticmethod
+    def _status(found: Recall, count: int) -> str:
+        noun = "match" if count == 1 else "matches"
+        if found.mode == "keyword":
+            more = f" (newest {MAX_SHOWN} shown)" if count > MAX_SHOWN else ""
+            return f"{count} {noun}{more}"
+        parts = [f"{count} {noun}, best first"]
+        if found.semantic == "deferred":
+            parts.append("meaning when you pause…")
+        elif found.semantic == "failed":
+            parts.append(f"meaning unavailable: {found.problem} {found.notice}")
+        if index := index_text(found.index):
+            parts.append(index)
+        return " · ".join(parts)
+
     @on(OptionList.OptionSelected, "#recall-results")
     def _copy(self, event: OptionList.OptionSelected) -> None:
-        shown = self.hits[-MAX_SHOWN:]
-        line = shown[int(event.option.id or 0)].line
+        ranked = bool(self.hits) and self.hits[0].score is not None
+        shown = self.hits[:MAX_SHOWN] if ranked else self.hits[-MAX_SHOWN:]
+        line = shown[int(event.option.id or 0)].entry.line
         self.app.copy_to_clipboard(line)
         self.notify("Copied the entry to the clipboard.", title="Recall", markup=False)
 

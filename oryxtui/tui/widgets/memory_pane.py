@@ -15,6 +15,7 @@ from textual.widgets import Input, Static
 
 from oryxtui.memory import MemoryEntry, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
+from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
 
@@ -75,7 +76,20 @@ class MemoryPane(Vertical):
 
 class ArchivalPane(MemoryPane):
     """The archival entries, narrowed by a filter that is matched in a worker (a big file's
-    newest entries can be many)."""
+    newest entries can be many). Its subtitle says how much of them the vector index holds."""
+
+    def show_index(self, status: IndexStatus | None) -> None:
+        """`index 9,998/10,000 · nomic-embed-text`; the embedder's failure when it fails."""
+        if status is None:
+            self.border_subtitle = ""
+            return
+        model = status.model.split("/", 1)[-1]
+        if status.meaningless:
+            model = "mock, meaningless"
+        text = f"index {status.indexed:,}/{status.entries:,} · {model}"
+        if status.problem:
+            text += " · ⚠ embedder unreachable: recall by keywords and time"
+        self.border_subtitle = text
 
     @dataclass
     class Filtered(Message):

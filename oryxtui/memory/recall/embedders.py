@@ -1,0 +1,143 @@
+"""Embedders: text to vectors. An OpenAI-compatible `/embeddings` endpoint through the official
+SDK, and upstream's deterministic `mock` (meaningless, for tests and demos).
+
+A vector is a float32 NumPy array; `model_id` is upstream's `provider/model`, stored with every
+vector so that vectors of different models are never compared."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from oryxtui.errors import OryxError
+
+if TYPE_CHECKING:
+    from oryxtui.config import EmbeddingSettings
+
+Vector = np.ndarray
+
+
+class EmbedderError(OryxError):
+    """The embedder could not embed: unreachable, refused, or answered something unusable."""
+
+
+class Embedder(Protocol):
+    model_id: str  # upstream's `provider/model`, e.g. "openai/nomic-embed-text"
+    meaningless: bool  # True for the mock: its similarities mean nothing
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per text, in order; EmbedderError when that is not possible."""
+        ...
+
+
+MOCK_MODEL_ID = "mock/deterministic"
+MOCK_DIMENSIONS = 64
+
+
+class MockEmbedder:
+    """Upstream's MockEmbeddingModel, value for value: 64 floats from SHA-256 blocks of the
+    text, normalised. The same text always gets the same vector; similar texts do not get
+    similar vectors."""
+
+    model_id = MOCK_MODEL_ID
+    meaningless = True
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [mock_vector(text) for text in texts]
+
+
+def mock_vector(text: str) -> Vector:
+    seed = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    blocks = [seed]
+    hex_seed = seed.hex()
+    for counter in range(1, MOCK_DIMENSIONS * 4 // 32):
+        blocks.append(hashlib.sha256(f"{hex_seed}:{counter}".encode()).digest())
+    bits = np.frombuffer(b"".join(blocks), dtype=">i4")[:MOCK_DIMENSIONS]
+    # Java: (float) bits / 2^31f, rounded to float32, as in `bits / 2147483648.0f`.
+    values = bits.astype(np.float32) / np.float32(2147483648.0)
+    norm_squared = 0.0
+    for value in values.tolist():  # Java sums in double, in order
+        norm_squared += value * value
+    norm = np.float32(math.sqrt(norm_squared))
+    return values / norm if norm > 0 else values
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible `/embeddings` endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
+    LM Studio), in batches."""
+
+    meaningless = False
+
+    def __init__(
+        self, base_url: str, model: str, api_key: str | None, batch_size: int, timeout: float
+    ) -> None:
+        import openai
+
+        self.base_url = base_url
+        self.model = model
+        self.model_id = f"openai/{model}"
+        self.batch_size = batch_size
+        self.timeout = timeout
+        # Local servers need no key, but the SDK insists on one.
+        self.client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0
+        )
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        vectors: list[Vector] = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors += self._batch(list(texts[start : start + self.batch_size]))
+        return vectors
+
+    def _batch(self, texts: list[str]) -> list[Vector]:
+        import openai
+
+        try:
+            answer = self.client.embeddings.create(
+                model=self.model, input=texts, encoding_format="float"
+            )
+        except openai.APITimeoutError:
+            raise EmbedderError(
+                f"The embedding endpoint {self.base_url} did not answer within "
+                f"{self.timeout:g} s; check that it is running."
+            ) from None
+        except openai.APIConnectionError:
+            raise EmbedderError(
+                f"Cannot reach the embedding endpoint {self.base_url}; check embedding.base_url "
+                "and that the server is running."
+            ) from None
+        except openai.APIStatusError as exc:
+            raise EmbedderError(
+                f"The embedding endpoint {self.base_url} refused model {self.model!r} "
+                f"(HTTP {exc.status_code}); check embedding.model and the key."
+            ) from None
+        except openai.OpenAIError as exc:
+            raise EmbedderError(f"The embedding endpoint {self.base_url} failed ({exc}).") from None
+        data = sorted(answer.data, key=lambda item: item.index)
+        vectors = [np.asarray(item.embedding, dtype=np.float32) for item in data]
+        if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1 or not len(vectors[0]):
+            raise EmbedderError(
+                f"The embedding endpoint {self.base_url} answered {len(vectors)} vectors for "
+                f"{len(texts)} texts, or vectors of different sizes; check embedding.model."
+            )
+        return vectors
+
+
+def create_embedder(
+    settings: EmbeddingSettings, environ: os._Environ[str] | dict[str, str] = os.environ
+) -> Embedder | None:
+    """The configured embedder, or None when none is configured."""
+    if settings.provider is None:
+        return None
+    if settings.provider == "mock":
+        return MockEmbedder()
+    assert settings.base_url and settings.model  # the settings check it
+    key = environ.get(settings.api_key_env) if settings.api_key_env else None
+    return OpenAIEmbedder(
+        settings.base_url, settings.model, key, settings.batch_size, settings.timeout_seconds
+    )

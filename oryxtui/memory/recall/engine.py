@@ -1,0 +1,426 @@
+"""Ranked recall over an agent's archival entries: upstream's three routes (semantic, keyword,
+recency) and a lexical one, fused by rank; and the index the semantic route reads.
+
+Better than upstream, by settings that default on: an entry is a hit only if a relevance route
+found it (keyword, lexical, or a similarity of at least `min_similarity`; recency only
+re-orders); the lexical route (BM25, CJK bigrams) finds words in any order. With
+`weight.lexical = 0` and `min_similarity = -1` the ranking is upstream's, hit for hit."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from oryxtui.database import Database
+from oryxtui.errors import DatabaseError
+from oryxtui.memory.format import TIME_FORMAT, RecallIndex
+from oryxtui.memory.recall.embedders import Embedder, EmbedderError
+from oryxtui.memory.recall.fusion import Route, fuse
+from oryxtui.memory.recall.lexical import LexicalIndex
+from oryxtui.memory.recall.results import (
+    DEGRADE_NOTICE,
+    Hit,
+    IndexStatus,
+    Recall,
+    RouteRank,
+)
+from oryxtui.memory.recall.vectors import (
+    NewVector,
+    VectorMatrix,
+    VectorTable,
+    agent_key,
+    entry_hash,
+)
+from oryxtui.memory.store import Corpus, Rankable
+
+if TYPE_CHECKING:
+    from oryxtui.config import RecallSettings
+
+# A recall embeds at most this many entries that are not indexed yet (newest first); the rest
+# wait for the indexer (the dashboard, `serve`, `oryxtui memory index`).
+RECALL_INDEX_LIMIT = 64
+# Below this many matrix cells, similarities are computed in double precision as upstream does;
+# above, in single precision (5x faster; only near-ties can order differently).
+EXACT_CELLS = 8_000_000
+_PREFIX = re.compile(r"- (?:\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?\] ?)?")
+_TIME = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})(:\d{2})?\]")
+
+
+class Prepared:
+    """What ranking needs of one version of an agent's archival entries, made once."""
+
+    def __init__(self, agent: str, corpus: Corpus, version: Hashable, hashes: HashMemo) -> None:
+        self.version = version
+        self.corpus = corpus
+        texts = corpus.texts
+        first: dict[str, int] = {}
+        ids = np.empty(len(texts), dtype=np.int64)
+        for position, text in enumerate(texts):
+            ids[position] = first.setdefault(text, len(first))
+        self.id_of_position = ids  # duplicates are one entry, the first, as upstream's hash
+        self.positions = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+        self.texts = list(first)
+        self.hashes = [hashes.get(agent, text) for text in self.texts]
+        self.size = len(self.texts)
+        self.recency = self._recency(corpus)
+        self._lexical: LexicalIndex | None = None
+        self._keyword: RecallIndex | None = None
+        self._rows: tuple[int, int, np.ndarray] | None = None
+
+    def _recency(self, corpus: Corpus) -> np.ndarray:
+        """Entry ids newest first; no time counts as oldest; equal times put the later first."""
+        times = [_time_of(corpus, int(position)) for position in self.positions]
+        order = np.lexsort((np.arange(self.size), np.asarray(times, dtype=object).astype(str)))
+        return order[::-1].astype(np.int64)
+
+    @property
+    def keyword(self) -> RecallIndex:
+        if self._keyword is None:
+            self._keyword = RecallIndex([t.replace("\n", "\x00") for t in self.corpus.texts])
+        return self._keyword
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        if self._lexical is None:
+            self._lexical = LexicalIndex([_PREFIX.sub("", text, count=1) for text in self.texts])
+        return self._lexical
+
+    def rows(self, matrix: VectorMatrix) -> np.ndarray:
+        """The matrix row of each entry's vector, -1 where it has none."""
+        key = (id(matrix.row_of), len(matrix.row_of))
+        if self._rows is None or self._rows[:2] != key:
+            row_of = matrix.row_of
+            rows = np.fromiter((row_of.get(h, -1) for h in self.hashes), np.int64, self.size)
+            self._rows = (*key, rows)
+        return self._rows[2]
+
+
+def _time_of(corpus: Corpus, position: int) -> str:
+    """The entry's time as sortable text ("" for none): `HH:mm` counts as `HH:mm:00`."""
+    if corpus.times is not None:
+        time_text = corpus.times[position] or ""
+        return time_text if len(time_text) != 16 else time_text + ":00"
+    match = _TIME.match(corpus.texts[position])
+    return match[1] + (match[2] or ":00") if match else ""
+
+
+class HashMemo:
+    """Entry hashes, computed once per text (an append re-hashes only the new lines)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str], str] = {}
+
+    def get(self, agent: str, text: str) -> str:
+        key = (agent, text)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = entry_hash(agent, text)
+        return found
+
+    def forget(self, agent: str, keep: set[str]) -> None:
+        self._memo = {k: v for k, v in self._memo.items() if k[0] != agent or k[1] in keep}
+
+
+class RecallEngine:
+    """Ranked recall for one workspace's store, with the vector index when there is an
+    embedder. Safe to share between threads."""
+
+    def __init__(
+        self,
+        store: Rankable,
+        database: Database,
+        settings: RecallSettings,
+        embedder: Embedder | None,
+        clock: Callable[[], float] = time.monotonic,
+        retry_after: float = 10.0,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self.table = VectorTable(database)
+        self.clock = clock
+        self.retry_after = retry_after
+        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        self._matrices: dict[str, VectorMatrix] = {}
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._hashes = HashMemo()
+        self._sync_locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._down_until = 0.0
+        self.problem: str | None = None
+
+    # Recall ------------------------------------------------------------------------------------
+
+    def recall(self, agent: str | None, query: str, semantic: bool = True) -> Recall:
+        key = agent_key(agent)
+        prepared = self.prepare(agent)
+        weights = self.settings.weight
+        keyword_ids = self._keyword_route(prepared, query)
+        lexical_ids, lexical_scores = (
+            prepared.lexical.search(query) if weights.lexical > 0 else (np.zeros(0, np.int64), None)
+        )
+        semantic_route: Route | None = None
+        state, notice, problem = "off", None, None
+        similar = np.zeros(0, dtype=np.int64)
+        if self.embedder is not None:
+            if not semantic:
+                state = "deferred"
+            else:
+                try:
+                    semantic_route = self._semantic_route(key, prepared, query)
+                    state = "used"
+                    assert semantic_route.scores is not None
+                    floor = semantic_route.scores >= self.settings.min_similarity
+                    similar = semantic_route.ids[floor]
+                except EmbedderError as exc:
+                    state, notice, problem = "failed", DEGRADE_NOTICE, str(exc)
+        routes = [
+            Route("semantic", weights.semantic, semantic_route.ids, semantic_route.scores)
+            if semantic_route is not None
+            else None,
+            Route("keyword", weights.keyword, keyword_ids),
+            Route("lexical", weights.lexical, lexical_ids, lexical_scores)
+            if weights.lexical > 0
+            else None,
+            Route("recency", weights.recency, prepared.recency),
+        ]
+        chosen = [route for route in routes if route is not None]
+        eligible: np.ndarray | None = None  # min_similarity -1: every entry may rank (upstream)
+        if self.settings.min_similarity > -1:
+            eligible = np.zeros(prepared.size, dtype=bool)
+            for found in (keyword_ids, lexical_ids if weights.lexical > 0 else None, similar):
+                if found is not None and len(found):
+                    eligible[found] = True
+        ids, scores = fuse(prepared.size, chosen, self.settings.top_k, eligible)
+        hits = self._hits(prepared, chosen, ids, scores)
+        return Recall(query, "hybrid", hits, state, notice, problem, self._status(key, prepared))
+
+    def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
+        """Upstream's substring match over whole entry texts, newest first (a line written
+        twice is named twice, as upstream names it)."""
+        if "\x00" in query:
+            return np.zeros(0, dtype=np.int64)
+        positions = prepared.keyword.positions(query)
+        return prepared.id_of_position[np.asarray(positions[::-1], dtype=np.int64)]
+
+    def _semantic_route(self, key: str, prepared: Prepared, query: str) -> Route:
+        vector = self._query_vector(query)
+        # A locked database: recall goes on with the vectors there are; the indexer retries.
+        with contextlib.suppress(DatabaseError):
+            self._index_some(key, prepared, RECALL_INDEX_LIMIT)
+        matrix = self._matrix(key)
+        with matrix.lock:
+            rows = prepared.rows(matrix)
+            have = np.flatnonzero(rows >= 0)
+            if matrix.dim is not None and len(vector) != matrix.dim and len(have):
+                raise EmbedderError(
+                    f"The embedder now gives {len(vector)} numbers per vector, the index holds "
+                    f"{matrix.dim}; run `oryxtui memory index --rebuild`."
+                )
+            data, norms = matrix.matrix, matrix.norms
+            if data.size <= EXACT_CELLS:
+                dots = data.astype(np.float64) @ vector.astype(np.float64)
+            else:
+                dots = (data @ vector).astype(np.float64)
+        query_norm = float(np.sqrt(np.dot(vector.astype(np.float64), vector)))
+        wanted = rows[have]
+        denominator = norms[wanted] * query_norm
+        similarity = np.divide(
+            dots[wanted], denominator, out=np.zeros(len(wanted)), where=denominator > 0
+        )
+        order = np.lexsort((wanted, -similarity))  # equal: the row written first
+        return Route("semantic", self.settings.weight.semantic, have[order], similarity[order])
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        assert self.embedder is not None
+        key = f"{self.embedder.model_id}\n{query}"
+        with self._lock:
+            cached = self._queries.get(key)
+            if cached is not None:
+                self._queries.move_to_end(key)
+                return cached
+        (vector,) = self._embed([query])
+        with self._lock:
+            self._queries[key] = vector
+            while len(self._queries) > 256:
+                self._queries.popitem(last=False)
+        return vector
+
+    def _embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The embedder's vectors; while it is failing, fail at once for `retry_after`."""
+        assert self.embedder is not None
+        if self.clock() < self._down_until and self.problem:
+            raise EmbedderError(self.problem)
+        try:
+            vectors = self.embedder.embed(texts)
+        except EmbedderError as exc:
+            self.problem = str(exc)
+            self._down_until = self.clock() + self.retry_after
+            raise
+        self.problem = None
+        return vectors
+
+    def _hits(
+        self, prepared: Prepared, routes: list[Route], ids: np.ndarray, scores: np.ndarray
+    ) -> list[Hit]:
+        ranks = {route.name: route.ranks(prepared.size) for route in routes}
+        own = {}
+        for route in routes:
+            if route.scores is not None:
+                by_id = np.full(prepared.size, np.nan)
+                by_id[route.ids[::-1]] = route.scores[::-1]
+                own[route.name] = by_id
+        entries = prepared.corpus.entries
+        hits = []
+        for entry_id, score in zip(ids.tolist(), scores.tolist(), strict=True):
+            routes_of: dict[str, RouteRank] = {}
+            for name, rank in ranks.items():
+                if rank[entry_id]:
+                    value = own[name][entry_id] if name in own else None
+                    routes_of[name] = RouteRank(
+                        int(rank[entry_id]), None if value is None else float(value)
+                    )
+            entry = entries[int(prepared.positions[entry_id])]
+            hits.append(Hit(entry, score, routes_of))
+        return hits
+
+    # The index --------------------------------------------------------------------------------
+
+    def prepare(self, agent: str | None) -> Prepared:
+        """The agent's entries made ready for ranking (cached while they are unchanged)."""
+        key = agent_key(agent)
+        version = self.store.corpus_version(agent)
+        prepared = self._prepared.get(key)
+        if prepared is not None and prepared.version == version:
+            return prepared
+        prepared = Prepared(key, self.store.corpus(agent), version, self._hashes)
+        with self._lock:
+            self._prepared[key] = prepared
+            self._prepared.move_to_end(key)
+            while len(self._prepared) > 16:
+                self._prepared.popitem(last=False)
+        return prepared
+
+    def _matrix(self, key: str) -> VectorMatrix:
+        assert self.embedder is not None
+        with self._lock:
+            matrix = self._matrices.setdefault(key, VectorMatrix())
+        with matrix.lock:
+            matrix.refresh(self.table, key, self.embedder.model_id)
+        return matrix
+
+    def status(self, agent: str | None) -> IndexStatus | None:
+        """How much of the agent's memory the index covers (None without an embedder)."""
+        if self.embedder is None:
+            return None
+        key = agent_key(agent)
+        return self._status(key, self.prepare(agent), refresh=True)
+
+    def _status(self, key: str, prepared: Prepared, refresh: bool = False) -> IndexStatus | None:
+        if self.embedder is None:
+            return None
+        matrix = self._matrix(key) if refresh else self._matrices.get(key, VectorMatrix())
+        with matrix.lock:
+            indexed = int((prepared.rows(matrix) >= 0).sum())
+        return IndexStatus(
+            prepared.size,
+            indexed,
+            self.embedder.model_id,
+            matrix.dim,
+            self.embedder.meaningless,
+            self.problem,
+        )
+
+    def sync(
+        self,
+        agent: str | None,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexStatus | None:
+        """Bring the agent's index in line with its entries: embed what is missing (newest
+        first), drop the rows of entries that are gone. `rebuild` first drops every row."""
+        if self.embedder is None:
+            return None
+        key = agent_key(agent)
+        with self._sync_lock(key):
+            if rebuild:
+                self.table.delete(key)
+                with self._lock:
+                    self._matrices.pop(key, None)
+            prepared = self.prepare(agent)
+            # A failing embedder: the status says so (`problem`); the next sync tries again.
+            with contextlib.suppress(EmbedderError):
+                self._index_some(key, prepared, None, progress)
+            if prepared.corpus.complete and (prepared.size or not prepared.corpus.entries):
+                live = set(prepared.hashes)
+                gone = [h for h in self.table.hashes(key) if h not in live]
+                if gone:
+                    self.table.delete(key, gone)
+        return self._status(key, prepared, refresh=True)
+
+    def _sync_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._sync_locks.setdefault(key, threading.Lock())
+
+    def _index_some(
+        self,
+        key: str,
+        prepared: Prepared,
+        limit: int | None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Embed entries that have no vector yet, newest first; `limit` at most (then only if
+        no one else is indexing this agent just now)."""
+        assert self.embedder is not None
+        lock = self._sync_lock(key)
+        if limit is not None and not lock.acquire(blocking=False):
+            return
+        try:
+            matrix = self._matrix(key)
+            with matrix.lock:
+                rows = prepared.rows(matrix)
+            missing = [int(i) for i in prepared.recency if rows[i] < 0][:limit]
+            batch = max(1, getattr(self.embedder, "batch_size", 256))
+            done = 0
+            for start in range(0, len(missing), batch):
+                part = missing[start : start + batch]
+                vectors = self._embed([prepared.texts[i] for i in part])
+                self.table.write(
+                    key,
+                    self.embedder.model_id,
+                    [
+                        NewVector(
+                            prepared.hashes[i],
+                            prepared.texts[i],
+                            vector,
+                            _epoch_ms(_time_of(prepared.corpus, int(prepared.positions[i]))),
+                        )
+                        for i, vector in zip(part, vectors, strict=True)
+                    ],
+                )
+                with matrix.lock:
+                    matrix.refresh(self.table, key, self.embedder.model_id)
+                done += len(part)
+                if progress is not None:
+                    progress(done, len(missing))
+        finally:
+            if limit is not None:
+                lock.release()
+
+
+def _epoch_ms(time_text: str) -> int | None:
+    """An entry's local time as epoch milliseconds (upstream's Instant in SQLite)."""
+    if not time_text:
+        return None
+    try:
+        return int(datetime.strptime(time_text, TIME_FORMAT).timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
+        return None

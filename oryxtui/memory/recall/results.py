@@ -1,0 +1,98 @@
+"""What a recall answers, and how far the index has got: plain data, cheap to import (the
+engine itself needs NumPy)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from oryxtui.memory.format import MemoryEntry
+
+# Upstream's MemoryRecallEngine.DEGRADE_NOTICE, word for word.
+DEGRADE_NOTICE = "（语义检索暂不可用，已按关键词与时间返回）"
+ROUTES = ("semantic", "keyword", "lexical", "recency")
+
+
+@dataclass(frozen=True)
+class RouteRank:
+    rank: int  # 1-based
+    score: float | None = None  # the route's own score: similarity, BM25
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: MemoryEntry
+    score: float | None = None  # the fused score (None: upstream's keyword recall)
+    routes: Mapping[str, RouteRank] = field(default_factory=dict)
+
+    def to_json(self, explain: bool = False) -> dict[str, object]:
+        data: dict[str, object] = dict(self.entry.to_json())
+        if explain:
+            data["score"] = self.score
+            data["routes"] = {
+                name: {"rank": route.rank, "score": route.score}
+                for name, route in self.routes.items()
+            }
+        return data
+
+    def explanation(self) -> str:
+        """One line: the fused score and each route's rank (and own score)."""
+        parts = [] if self.score is None else [f"score {self.score:.5f}"]
+        for name, route in self.routes.items():
+            own = "" if route.score is None else f" ({route.score:.3f})"
+            parts.append(f"{name} #{route.rank}{own}")
+        return " · ".join(parts) or "keyword match"
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    entries: int  # distinct archival entries
+    indexed: int  # of them, with a vector of the current model
+    model: str
+    dim: int | None
+    meaningless: bool = False  # the mock embedder
+    problem: str | None = None  # the embedder's last failure, while it lasts
+
+    @property
+    def pending(self) -> int:
+        return self.entries - self.indexed
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "entries": self.entries,
+            "indexed": self.indexed,
+            "pending": self.pending,
+            "model": self.model,
+            "dimensions": self.dim,
+            "meaningless": self.meaningless,
+            "problem": self.problem,
+        }
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What a recall found, and how."""
+
+    query: str
+    mode: str  # "keyword" (upstream's: every hit, oldest first), "hybrid", "delegated"
+    hits: list[Hit]
+    # "used", "failed" (the notice says so), "deferred" (asked to skip it), "off" (no embedder)
+    semantic: str = "off"
+    notice: str | None = None
+    problem: str | None = None  # why the semantic route failed
+    index: IndexStatus | None = None
+
+    @property
+    def entries(self) -> list[MemoryEntry]:
+        return [hit.entry for hit in self.hits]
+
+    def to_json(self, explain: bool = False) -> dict[str, object]:
+        return {
+            "keyword": self.query,
+            "mode": self.mode,
+            "semantic": self.semantic,
+            "notice": self.notice,
+            "problem": self.problem,
+            "index": None if self.index is None else self.index.to_json(),
+            "hits": [hit.to_json(explain) for hit in self.hits],
+        }
