@@ -1,14 +1,21 @@
-"""A real OpenAI-compatible chat-completions server on 127.0.0.1 that plays a script.
+"""A real OpenAI-compatible server on 127.0.0.1: chat completions that play a script, and
+embeddings that mean something.
 
-Each request takes the next step of the script: {"text": "..."} answers with text,
+Each chat request takes the next step of the script: {"text": "..."} answers with text,
 {"tool_calls": [(name, arguments_dict_or_raw_json), ...]} asks for tools. Streaming requests get
 Server-Sent Events split into several chunks (tool-call arguments too), as real servers send them.
 Every request body is kept in `requests`.
+
+`/v1/embeddings` answers deterministic vectors from `concept_vector`: texts that share a concept
+(deploy / release / rollout / 上线) point the same way, whatever their words, so the semantic
+route finds what the keyword and lexical routes cannot. Its requests are kept in `embeddings`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -24,6 +31,7 @@ class ScriptedLLM(LocalHttpServer):
         self.script = list(script)
         self.repeat_last = repeat_last
         self.requests: list[dict[str, Any]] = []
+        self.embeddings: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         super().__init__()
 
@@ -41,6 +49,12 @@ class ScriptedLLM(LocalHttpServer):
 
         class Handler(JsonHandler):
             def do_POST(self) -> None:
+                if self.path.endswith("/embeddings"):
+                    body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                    with llm._lock:
+                        llm.embeddings.append(body)
+                    self.reply_json(200, _embeddings(body))
+                    return
                 if not self.path.endswith("/chat/completions"):
                     self.send_error(404)
                     return
@@ -126,4 +140,39 @@ def _completion(model: str, step: dict[str, Any]) -> dict[str, Any]:
             }
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+# Each concept is one direction of the vector; the words that evoke it, in any language.
+CONCEPTS = (
+    ("deploy", "release", "rollout", "ship", "上线", "发布"),
+    ("incident", "outage", "page", "故障", "告警"),
+    ("cat", "kitten", "feline", "猫"),
+    ("database", "postgres", "sqlite", "数据库"),
+    ("lunch", "dinner", "food", "午饭"),
+)
+NOISE_DIMENSIONS = 8
+
+
+def concept_vector(text: str) -> list[float]:
+    """One dimension per concept the text evokes (strongly), plus a little noise from its hash
+    so that different texts are different vectors; unit length."""
+    lowered = text.lower()
+    vector = [3.0 if any(word in lowered for word in words) else 0.0 for words in CONCEPTS]
+    digest = hashlib.sha256(text.encode()).digest()
+    vector += [(digest[i] - 128) / 512 for i in range(NOISE_DIMENSIONS)]
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    return {
+        "object": "list",
+        "model": body["model"],
+        "data": [
+            {"object": "embedding", "index": index, "embedding": concept_vector(text)}
+            for index, text in enumerate(texts)
+        ],
+        "usage": {"prompt_tokens": 1, "total_tokens": 1},
     }

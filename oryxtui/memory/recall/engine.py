@@ -225,6 +225,8 @@ class RecallEngine:
                     f"The embedder now gives {len(vector)} numbers per vector, the index holds "
                     f"{matrix.dim}; run `oryxtui memory index --rebuild`."
                 )
+            if not len(have):  # nothing indexed yet (the indexer may be at it)
+                return Route("semantic", self.settings.weight.semantic, have, np.zeros(0))
             data, norms = matrix.matrix, matrix.norms
             if data.size <= EXACT_CELLS:
                 dots = data.astype(np.float64) @ vector.astype(np.float64)

@@ -1,0 +1,143 @@
+"""The recall engine's parts, against upstream's definitions: fusion arithmetic and its
+order, the mock embedder value for value, entry hashes and vector BLOBs, the lexical route."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from oryxtui.memory.recall.embedders import MOCK_MODEL_ID, MockEmbedder, mock_vector
+from oryxtui.memory.recall.fusion import Route, fuse
+from oryxtui.memory.recall.lexical import LexicalIndex, tokens
+from oryxtui.memory.recall.vectors import VectorMatrix, decode, encode, entry_hash
+
+# upstream's MockEmbeddingModel.embed(text) through VectorCodec.encode, printed by the Java
+# code at a27474c (compiled and run once; the BLOB bytes in hex)
+JAVA_MOCK_HELLO = (
+    "30099d3dab29273e75ef873d8399cbbd67453d3dfc2e5d3dabec483e33763dbe17dd5c3b07e203be"
+    "eb796cbbaa1b103df896afbd32303abe301444bd4b7d463c71c7a83dc144473ecbd196bdabf93bbe"
+    "33610abe5c1cb23b6ed85ebedeb4bebdb62c063e0313a03d2e750cbd0efb0b3e2947febdf82018bd"
+    "3adf51bc4059e73c69d9063e319e1f3e3c0e883b0e53bfbc49bd21be78e5273e2bd257be51e14bbe"
+    "6b90d13d342dd93da84b1cbdfa898dbc89df50bed3cd03bc8c6391bdcdb1423dc91038be909441be"
+    "aea8e9bd255bb4bdc727493c1e7f8dbc56a94fbe10ffc43da38528bedc3821be666a583e69a659be"
+    "edc0393edae8fcbc26040f3e4233d1bd"
+)
+JAVA_MOCK_CJK_LINE = (
+    "cdaf5dbeacff3b3dbb931d3dca9e063d94f680bc5934bfbda3abe83d42c8593ec854143d84605abe"
+    "9244463eaf85f13c1b051a3e20db813d782f3dbe3f3b08be4fc969bce8372cbd722a5dbe17c90a3e"
+    "4a9713be37623fbe2002ec3c78ccd93d25ac7a3d58e0c53de6dbce3c7979043ee8f04e3df27c153c"
+    "5fa7203efe1696bdd6863ebe11fd5cbd618deabc1a159f3d6268273e7eaf583e5ed7833db15511be"
+    "93a4733b27bbb5bde5592b3e0b83a23dafcb06beae37053e1181263e540d19be93cb67bdddfc94bd"
+    "9c3707bc2c20083e9c438c3d49a9e5bd99323e3ee33812becb74debda104703bf04f44be9d63593e"
+    "bf03c53d6d8ea03d7b9240be34ffdc3d"
+)
+
+
+def ids(*values: int) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+def test_upstreams_worked_example_top_keyword_and_recency_fifth_by_meaning() -> None:
+    entry = 4
+    routes = [
+        Route("semantic", 1.0, ids(0, 1, 2, 3, entry)),
+        Route("keyword", 1.0, ids(entry)),
+        Route("recency", 1.0, ids(entry, 3, 2, 1, 0)),
+    ]
+    chosen, scores = fuse(5, routes, top_k=20)
+    assert chosen[0] == entry
+    assert scores[0] == 1 / 65 + 1 / 61 + 1 / 61  # summed route by route, as Java does
+
+
+def test_weights_scale_each_route_and_zero_weighs_nothing() -> None:
+    routes = [Route("semantic", 0.0, ids(0, 1)), Route("keyword", 2.0, ids(1))]
+    chosen, scores = fuse(2, routes, top_k=5)
+    assert chosen.tolist() == [1, 0]
+    assert scores.tolist() == [2 / 61, 0.0]
+
+
+def test_equal_scores_keep_the_order_the_routes_named_them_in() -> None:
+    # 0 and 1 tie (each is first in one route); semantic named 1 first, so 1 comes first, as
+    # Java's stable sort over upstream's LinkedHashMap keeps it.
+    routes = [Route("semantic", 1.0, ids(1)), Route("keyword", 1.0, ids(0))]
+    assert fuse(2, routes, top_k=5)[0].tolist() == [1, 0]
+
+
+def test_a_line_written_twice_counts_twice_in_the_keyword_route_as_upstreams() -> None:
+    routes = [Route("keyword", 1.0, ids(0, 1, 0)), Route("recency", 1.0, ids(1, 0))]
+    chosen, scores = fuse(2, routes, top_k=5)
+    assert chosen.tolist() == [0, 1]
+    assert scores[0] == (1 / 61 + 1 / 63) + 1 / 62
+
+
+def test_the_cut_and_the_eligible_mask() -> None:
+    routes = [Route("recency", 1.0, ids(3, 2, 1, 0))]
+    assert fuse(4, routes, top_k=2)[0].tolist() == [3, 2]
+    eligible = np.array([True, False, True, False])
+    assert fuse(4, routes, top_k=5, eligible=eligible)[0].tolist() == [2, 0]
+
+
+def test_route_ranks_are_one_based_and_the_best_wins() -> None:
+    route = Route("keyword", 1.0, ids(2, 0, 2))
+    assert route.ranks(4).tolist() == [2, 0, 1, 0]
+
+
+def test_the_mock_embedder_gives_upstreams_vectors_bit_for_bit() -> None:
+    assert encode(mock_vector("hello")).hex() == JAVA_MOCK_HELLO
+    assert encode(mock_vector("- [2026-07-22 09:31:12] 部署窗口")).hex() == JAVA_MOCK_CJK_LINE
+    (vector,) = MockEmbedder().embed(["hello"])
+    assert vector.dtype == np.float32 and len(vector) == 64
+    assert abs(float(np.dot(vector, vector)) - 1.0) < 1e-6
+    assert MockEmbedder.model_id == MOCK_MODEL_ID == "mock/deterministic"
+    assert MockEmbedder.meaningless
+
+
+def test_entry_hash_and_blob_are_upstreams() -> None:
+    line = "- [2026-07-22 09:31:12] deploy window"
+    expected = hashlib.sha256(("ops|ARCHIVAL|" + line).encode()).hexdigest()
+    assert entry_hash("ops", line) == expected
+    assert entry_hash("__global__", "x") == hashlib.sha256(b"__global__|ARCHIVAL|x").hexdigest()
+    vector = np.asarray([1.5, -2.0, 0.25], dtype=np.float32)
+    assert encode(vector) == bytes.fromhex("0000c03f000000c00000803e")  # float32 little-endian
+    assert decode(encode(vector)).tolist() == [1.5, -2.0, 0.25]
+
+
+def test_the_matrix_grows_and_a_new_size_starts_it_over() -> None:
+    matrix = VectorMatrix()
+    matrix.add([("a", np.ones(3, np.float32)), ("b", np.zeros(3, np.float32))])
+    matrix.add([("a", np.full(3, 2.0, np.float32))])  # the same hash again: replaced
+    assert matrix.matrix.shape == (2, 3) and matrix.row_of == {"a": 0, "b": 1}
+    assert matrix.norms[0] == np.sqrt(12.0)
+    matrix.add([("c", np.ones(5, np.float32))])
+    assert matrix.dim == 5 and matrix.row_of == {"c": 0}
+
+
+def test_tokens_are_words_and_cjk_bigrams() -> None:
+    assert tokens("Deploy-window, FRIDAY 14:00") == ["deploy", "window", "friday", "14", "00"]
+    assert tokens("部署窗口在周五") == ["部署", "署窗", "窗口", "口在", "在周", "周五"]
+    assert tokens("猫 and the API") == ["猫", "and", "the", "api"]
+    assert tokens("デプロイ 배포 창") == ["デプ", "プロ", "ロイ", "배포", "창"]
+
+
+def test_lexical_finds_the_words_in_any_order_best_first() -> None:
+    index = LexicalIndex(
+        [
+            "friday is the deploy window",
+            "window cleaning on monday",
+            "deploy the window fix on friday, deploy window closes",
+            "部署窗口在周五下午",
+            "窗口清洁",
+        ]
+    )
+    found, scores = index.search("deploy window friday")
+    assert set(found.tolist()) == {0, 2}  # one word of three is not a match
+    assert list(scores) == sorted(scores, reverse=True)
+    assert index.search("窗口部署")[0].tolist() == [3]
+    assert index.search("nothing like it")[0].tolist() == []
+    assert index.search("  ")[0].tolist() == []
+
+
+def test_lexical_ties_put_the_later_entry_first() -> None:
+    index = LexicalIndex(["same words", "same words"])
+    assert index.search("same")[0].tolist() == [1, 0]
