@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -234,3 +235,33 @@ def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> 
         "time": fixed_clock().strftime("%Y-%m-%d %H:%M:%S"),
         "content": "pinned",
     }
+
+
+def test_recall_explains_its_ranking_and_serve_keeps_the_index_live(
+    api_workspace: Workspace,
+) -> None:
+    settings = Settings.model_validate({"embedding": {"provider": "mock"}})
+    app = create_api(api_workspace, settings)
+    with RunningApi(api_workspace, app=app) as client:
+        url = "/api/v1/agents/ops/memory/recall"
+        body = client.get(url, params={"keyword": "deploy", "explain": "true"}).json()["data"]
+        assert body["mode"] == "hybrid" and body["semantic"] == "used" and body["notice"] is None
+        assert body["index"]["model"] == "mock/deterministic" and body["index"]["meaningless"]
+        (hit,) = body["hits"]
+        assert hit["content"] == "deploy window is Tuesday"
+        assert hit["routes"]["keyword"] == {"rank": 1, "score": None}
+        assert hit["routes"]["semantic"]["rank"] == 1 and hit["score"] > 0
+        plain = client.get(url, params={"keyword": "deploy"}).json()["data"]["hits"]
+        assert plain == [{"time": "2026-07-22 09:31:00", "content": "deploy window is Tuesday"}]
+        with api_workspace.memory_file("ops").open("a", encoding="utf-8") as editor:
+            editor.write("- [2026-07-22 09:40:00] written by upstream\n")
+        deadline = time.monotonic() + 10
+        while True:  # serve indexes the outside write by itself
+            with sqlite3.connect(api_workspace.db_path) as connection:
+                (count,) = connection.execute(
+                    "SELECT count(*) FROM memory_vectors WHERE agent_name = 'ops'"
+                ).fetchone()
+            if count == 2:
+                break
+            assert time.monotonic() < deadline, "serve never indexed the outside write"
+            time.sleep(0.02)

@@ -149,3 +149,23 @@ async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
             assert app.focused is not None and app.focused.id == "archival-view"
             await pilot.press("p")
             assert app.query_one(TabbedContent).active == "prompt-tab"
+
+
+async def test_the_prompt_preview_shows_what_recall_gave_in_the_last_turn(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: ready(app))
+        await pilot.press("c")
+        await pilot.press(*"what do you remember about answer number 42", "enter")
+        chat = chat_pane(app)
+        await wait_for(pilot, lambda: not chat.input.disabled)
+        await wait_for(pilot, lambda: prompts(app)["alpha"].recalls != ())
+        (use,) = prompts(app)["alpha"].recalls
+        assert use.keyword == "answer number 42" and len(use.entries) == 1
+        pane = app.dashboard.query_one(PromptPane)
+        await wait_for(pilot, lambda: bool(pane.query("#prompt-recall")))
+        shown = str(pane.query_one("#prompt-recall").render())
+        assert "recall_memory('answer number 42') → 1 entry" in shown
+        assert "note on question 42: answer number 42" in shown

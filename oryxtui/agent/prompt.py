@@ -54,6 +54,46 @@ class PromptBlock:
 
 
 @dataclass(frozen=True)
+class RecallUse:
+    """One `recall_memory` call of the last turn and what it gave the model."""
+
+    keyword: str
+    entries: tuple[str, ...]
+    notice: str | None = None
+
+
+def recalls_of_last_turn(history: Sequence[Message]) -> tuple[RecallUse, ...]:
+    """The recall_memory calls since the last user message, with their results."""
+    start = max((i for i, m in enumerate(history) if m.role == "user"), default=0)
+    turn = history[start:]
+    results = {m.tool_call_id: m.content for m in turn if m.role == "tool"}
+    uses = []
+    for message in turn:
+        for call in message.tool_calls:
+            if call.name != "recall_memory" or call.id not in results:
+                continue
+            try:
+                result = json.loads(results[call.id] or "")
+            except ValueError:
+                result = None
+            if not isinstance(result, dict):  # a failed call: its error text
+                uses.append(RecallUse(_keyword_of(call.arguments_json), (), results[call.id]))
+                continue
+            entries = tuple(str(e) for e in result.get("entries") or ())
+            notice = result.get("notice")
+            uses.append(RecallUse(str(result.get("keyword", "")), entries, notice))
+    return tuple(uses)
+
+
+def _keyword_of(arguments_json: str) -> str:
+    try:
+        arguments = json.loads(arguments_json)
+    except ValueError:
+        return arguments_json
+    return str(arguments.get("keyword", "")) if isinstance(arguments, dict) else arguments_json
+
+
+@dataclass(frozen=True)
 class Prompt:
     """Exactly what the model receives, and the same content as labelled blocks for people."""
 
@@ -62,6 +102,7 @@ class Prompt:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    recalls: tuple[RecallUse, ...] = ()  # what recall gave the model in the last turn
 
     def block(self, name: str) -> PromptBlock:
         return next(block for block in self.blocks if block.name == name)
@@ -141,7 +182,8 @@ class PromptBuilder:
         time_line = f"{now}\n" if now else ""
         system = {"role": "system", "content": f"{identity}\n\n{time_line}{memory}\n"}
         messages = [system, *(message.to_openai() for message in window)]
-        return Prompt(agent, blocks, messages, schemas, tuple(warnings))
+        recalls = recalls_of_last_turn(window)
+        return Prompt(agent, blocks, messages, schemas, tuple(warnings), recalls)
 
     def _identity(self, definition: AgentDefinition | None, warnings: list[str]) -> str:
         if definition is None:

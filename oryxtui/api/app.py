@@ -8,7 +8,9 @@ import hmac
 import logging
 import re
 import socket
-from collections.abc import Sequence
+import threading
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -42,6 +44,12 @@ log = logging.getLogger("oryxtui.api")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:[\w.\-]+/)*[\w.\-]+")
 
 
+def _keep_index(memory: MemoryService, workspace: Workspace, stopped: threading.Event) -> None:
+    from oryxtui.memory.recall.keeper import keep_index
+
+    keep_index(memory, lambda: [None, *workspace.list_agents()], stopped)
+
+
 def create_api(
     workspace: Workspace,
     settings: Settings,
@@ -52,13 +60,26 @@ def create_api(
     """The ASGI app for one workspace. With a token, every request must carry it as Bearer.
     Only the loopback names, `bind_host` and `allowed_hosts` (plus `[api] allowed_hosts`) are
     answered as Host; only the server's own origin and `[api] cors_origins` as Origin."""
+    memory = MemoryService.open(workspace, settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        """While serving, new entries are indexed as they are written (with an embedder)."""
+        stopped = threading.Event()
+        if memory.embeds:
+            threading.Thread(
+                target=_keep_index, args=(memory, workspace, stopped), daemon=True
+            ).start()
+        yield
+        stopped.set()
+
     api = FastAPI(
+        lifespan=lifespan,
         title="oryxtui",
         version=__version__,
         description="Read and write OryxOS agent memory; every answer is in the "
         "{code, message, data, timestamp} envelope.",
     )
-    memory = MemoryService.open(workspace, settings)
     api.state.workspace = workspace
     api.state.settings = settings
     api.state.memory = memory

@@ -95,26 +95,22 @@ class OryxApp(App[None]):
             # Memory on a server has no files to watch: ask it again every few seconds.
             self.set_interval(REMOTE_POLL_SECONDS, self._poll)
 
-        setup = self.service.recall_setup
-        if setup is not None and setup.ranks and setup.embedding.provider is not None:
+        if self.service.embeds:
             self._keep_index()
 
     @work(thread=True, exit_on_error=False, group="index")
     def _keep_index(self) -> None:
         """Index every agent's new entries as they are written (NumPy and the embedder load
         here, after the first frame)."""
-        from oryxtui.memory.recall.keeper import IndexKeeper
+        from oryxtui.memory.recall.keeper import keep_index
 
-        engine = self.service.engine
-        if engine is None:
-            return
         dashboard = self.dashboard
-        IndexKeeper(
-            engine,
+        keep_index(
+            self.service,
             lambda: [None, *self.workspace.list_agents()],
+            self._index_stopped,
             lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
-            stopped=self._index_stopped,
-        ).run()
+        )
 
     def on_unmount(self) -> None:
         self._index_stopped.set()

@@ -7,10 +7,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 from oryxtui.errors import OryxError
 from oryxtui.memory.recall.engine import RecallEngine
 from oryxtui.memory.recall.results import IndexStatus
+
+if TYPE_CHECKING:
+    from oryxtui.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 Agents = Callable[[], list[str | None]]
@@ -67,3 +71,17 @@ class IndexKeeper:
         thread = threading.Thread(target=self.run, name="oryxtui-index", daemon=True)
         thread.start()
         return thread
+
+
+def keep_index(
+    service: MemoryService,
+    agents: Agents,
+    stopped: threading.Event,
+    reported: Reported | None = None,
+) -> None:
+    """Keep the service's index live until `stopped` (nothing to do without an embedder).
+    Runs in its own thread: the dashboard's and `serve`'s."""
+    engine = service.engine
+    if engine is None or engine.embedder is None:
+        return
+    IndexKeeper(engine, agents, reported, stopped=stopped).run()

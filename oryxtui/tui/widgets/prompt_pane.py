@@ -72,6 +72,27 @@ def marked_text(text: str, previous: str | None) -> Text:
     return shown
 
 
+RECALL_SHOWN = 5  # entries of each recall listed in the preview
+
+
+def recall_text(prompt: Prompt) -> Text | None:
+    """What recall_memory gave the model in the last turn, or None if it was not called."""
+    if not prompt.recalls:
+        return None
+    text = Text("Recall in the last turn", style="bold")
+    for use in prompt.recalls:
+        count = len(use.entries)
+        text.append(f"\n  recall_memory({display_text(use.keyword)!r}) → ")
+        text.append(f"{count} entr{'y' if count == 1 else 'ies'}")
+        if use.notice:
+            text.append(f"  ⚠ {display_text(use.notice, 300)}", style="yellow")
+        for entry in use.entries[:RECALL_SHOWN]:
+            text.append(f"\n    {display_text(entry, 300)}", style="dim")
+        if count > RECALL_SHOWN:
+            text.append(f"\n    … {count - RECALL_SHOWN} more", style="dim")
+    return text
+
+
 class PromptPane(VerticalScroll):
     """The prompt the selected agent (bound down as `agent`) would receive now. It builds it in
     a worker when asked (`rebuild`), keeps the last one of each agent to mark what changed, and
@@ -145,8 +166,11 @@ class PromptPane(VerticalScroll):
                 self.open_blocks.add(name)
         self.shown = prompt
         self.query_one("#prompt-summary", Static).update(budget_bar(prompt, context_window))
-        await self.query(Collapsible).remove()
+        await self.query(".prompt-part").remove()
         widgets: list[Widget] = []
+        recalled = recall_text(prompt)
+        if recalled is not None:
+            widgets.append(Static(recalled, id="prompt-recall", classes="prompt-part"))
         for block in prompt.blocks:
             before = previous.block(block.name).text if previous else None
             changed = before is not None and before != block.text
@@ -160,9 +184,11 @@ class PromptPane(VerticalScroll):
                     title=escape(label),
                     collapsed=block.name not in self.open_blocks,
                     id=f"block-{block.name}",
-                    classes="changed" if changed else "",
+                    classes="prompt-part changed" if changed else "prompt-part",
                 )
             )
         for warning in prompt.warnings:
-            widgets.append(Static(Text(f"⚠ {display_text(warning)}"), classes="prompt-warning"))
+            widgets.append(
+                Static(Text(f"⚠ {display_text(warning)}"), classes="prompt-warning prompt-part")
+            )
         await self.mount_all(widgets)

@@ -1,0 +1,83 @@
+"""Ranked recall in the dashboard, through Pilot: the modal shows which routes found each hit,
+meaning arrives when typing pauses, the archival pane says how much the live index holds and
+catches an outside write, and an unreachable embedder is said, not hidden."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, OptionList, Static
+
+from oryxtui.config import Settings
+from oryxtui.memory.recall.results import DEGRADE_NOTICE
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import (
+    archival_pane,
+    build_workspace,
+    make_app,
+    upstream_append,
+    wait_for,
+)
+from tests.serve_process import free_port
+
+
+@pytest.fixture
+def demo_workspace(workspace: Workspace) -> Workspace:
+    return build_workspace(workspace)
+
+
+def status_text(app: object) -> str:
+    return str(app.screen.query_one("#recall-status", Static).render())  # type: ignore[attr-defined]
+
+
+async def test_the_modal_ranks_and_explains_and_meaning_follows_a_pause(
+    demo_workspace: Workspace,
+) -> None:
+    settings = Settings.model_validate({"embedding": {"provider": "mock"}})
+    app = make_app(demo_workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        results = app.screen.query_one("#recall-results", OptionList)
+        await pilot.press(*"answer number 19")
+        await wait_for(pilot, lambda: "index 60/60" in status_text(app))
+        assert "mock/deterministic (meaningless" in status_text(app)
+        assert "best first" in status_text(app)
+        first = str(results.get_option_at_index(0).prompt)
+        assert "answer number 19 " in first  # the keyword hit ranks first
+        assert "keyword #1" in first and "words #1" in first and "time #" in first
+        assert "score 0.0" in first
+        await pilot.press("escape")
+
+
+async def test_the_archival_pane_shows_the_live_index(demo_workspace: Workspace) -> None:
+    settings = Settings.model_validate({"embedding": {"provider": "mock"}})
+    app = make_app(demo_workspace, settings)
+    async with app.run_test(size=(160, 40)) as pilot:
+        pane = archival_pane(app)
+        await wait_for(
+            pilot, lambda: "index 60/60 · mock, meaningless" in str(pane.border_subtitle)
+        )
+        upstream_append(demo_workspace.memory_file("alpha"), "- [2026-07-21 11:00:00] by upstream")
+        await wait_for(pilot, lambda: "index 61/61" in str(pane.border_subtitle))
+
+
+async def test_an_unreachable_embedder_is_said_and_recall_still_answers(
+    demo_workspace: Workspace,
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    settings = Settings.model_validate(
+        {"embedding": {"provider": "openai", "base_url": dead, "model": "m", "timeout_seconds": 2}}
+    )
+    app = make_app(demo_workspace, settings)
+    async with app.run_test(size=(160, 40)) as pilot:
+        pane = archival_pane(app)
+        await wait_for(pilot, lambda: "embedder unreachable" in str(pane.border_subtitle))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"number 7")
+        await wait_for(pilot, lambda: DEGRADE_NOTICE in status_text(app))
+        assert "Cannot reach the embedding endpoint" in status_text(app)
+        results = app.screen.query_one("#recall-results", OptionList)
+        assert results.option_count >= 1
+        await pilot.press("escape")
