@@ -311,6 +311,13 @@ class RecallEngine:
                 self._prepared.popitem(last=False)
         return prepared
 
+    def warm(self, agent: str | None) -> None:
+        """Make what a recall of this agent needs now, rather than at its first recall."""
+        prepared = self.prepare(agent)
+        if self.settings.weight.lexical > 0:
+            prepared.lexical  # noqa: B018 - built on first use
+        prepared.keyword  # noqa: B018
+
     def _matrix(self, key: str) -> VectorMatrix:
         assert self.embedder is not None
         with self._lock:

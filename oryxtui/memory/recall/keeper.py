@@ -49,6 +49,7 @@ class IndexKeeper:
                 if self._synced.get(agent) == version and not self.engine.problem:
                     continue
                 status = self.engine.sync(agent)
+                self.engine.warm(agent)  # so the next recall finds its indexes made
             except OryxError as exc:  # unreadable file, locked database: the next round
                 log.debug("indexing %s failed: %s", agent, exc)
                 continue

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_SPLIT = re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+")
 K1 = 1.2
 B = 0.75
 # An entry is a lexical hit when it holds at least this share of the query's distinct tokens
@@ -27,37 +27,49 @@ def tokens(text: str) -> list[str]:
     found: list[str] = []
     for token in _TOKEN.findall(text.lower()):
         if _IS_CJK.match(token):
-            if len(token) == 1:
-                found.append(token)
-            else:
-                found += [token[i : i + 2] for i in range(len(token) - 1)]
+            found += _bigrams(token)
         else:
             found.append(token)
     return found
 
 
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
 class LexicalIndex:
-    """An inverted index of entry texts, for BM25."""
+    """An inverted index of entry texts, for BM25: every (token, entry) pair with its count,
+    sorted by token, made in one pass over the whole text and grouped by NumPy."""
 
     def __init__(self, texts: Sequence[str]) -> None:
-        postings: dict[str, list[int]] = {}
-        counts: dict[str, list[int]] = {}
-        lengths = np.zeros(len(texts), dtype=np.float64)
-        for doc, text in enumerate(texts):
-            found = tokens(text)
-            lengths[doc] = len(found)
-            for token, count in Counter(found).items():
-                if token in postings:
-                    postings[token].append(doc)
-                    counts[token].append(count)
-                else:
-                    postings[token] = [doc]
-                    counts[token] = [count]
-        self.size = len(texts)
-        average = float(lengths.mean()) if len(texts) else 0.0
+        size = len(texts)
+        joined = "\n".join(text.replace("\n", " ") for text in texts).lower()
+        vocabulary: dict[str, int] = {}
+        token_ids: list[int] = []
+        documents: list[int] = []
+        number = vocabulary.setdefault
+        document = 0
+        for token in _SPLIT.findall(joined):
+            if token == "\n":
+                document += 1
+            elif token[0] >= "\u3040" and _IS_CJK.match(token):
+                for part in _bigrams(token):
+                    token_ids.append(number(part, len(vocabulary)))
+                    documents.append(document)
+            else:
+                token_ids.append(number(token, len(vocabulary)))
+                documents.append(document)
+        ids = np.asarray(token_ids, dtype=np.int64)
+        docs = np.asarray(documents, dtype=np.int64)
+        lengths = np.bincount(docs, minlength=size).astype(np.float64)[:size]
+        pairs, counts = np.unique(ids * max(size, 1) + docs, return_counts=True)
+        self._documents = pairs % max(size, 1)
+        self._counts = counts.astype(np.float64)
+        self._starts = np.searchsorted(pairs // max(size, 1), np.arange(len(vocabulary) + 1))
+        self._vocabulary = vocabulary
+        self.size = size
+        average = float(lengths.mean()) if size else 0.0
         self._norm = K1 * (1 - B + B * lengths / (average or 1.0))
-        self._postings = postings
-        self._counts = counts
 
     def search(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """(documents, scores) of the entries matching `query`, best first; equal scores put the
@@ -69,12 +81,14 @@ class LexicalIndex:
         matched = np.zeros(self.size, dtype=np.int32)
         norm = self._norm
         for token in wanted:
-            docs = self._postings.get(token)
-            if docs is None:
+            number = self._vocabulary.get(token)
+            if number is None:
                 continue
-            where = np.asarray(docs)
-            tf = np.asarray(self._counts[token], dtype=np.float64)
-            idf = math.log(1 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
+            start, stop = self._starts[number], self._starts[number + 1]
+            where = self._documents[start:stop]
+            tf = self._counts[start:stop]
+            found = len(where)
+            idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
             scores[where] += idf * tf * (K1 + 1) / (tf + norm[where])
             matched[where] += 1
         needed = max(1, math.ceil(len(wanted) * MIN_SHOULD_MATCH))

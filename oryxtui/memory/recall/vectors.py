@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,12 +55,30 @@ class VectorTable:
     def __init__(self, db: database.Database) -> None:
         self.db = db
 
-    def rows_after(self, agent: str, model: str, after_id: int) -> list[tuple[object, ...]]:
-        return self.db.query(
-            "SELECT id, entry_hash, embedding, dim FROM memory_vectors"
-            " WHERE agent_name = ? AND id > ? AND embedding_model = ? ORDER BY id",
-            (agent, after_id, model),
+    def rows_after(
+        self, agent: str, model: str, after_id: int, chunk: int = 2048
+    ) -> Iterator[list[tuple[object, ...]]]:
+        """The agent's rows of `model` written after row `after_id`, in id order, `chunk` at a
+        time (100,000 vectors of 768 numbers are 300 MB: never all at once as bytes)."""
+        with self.db.errors():
+            cursor = self.db.connection().execute(
+                "SELECT id, entry_hash, embedding FROM memory_vectors"
+                " WHERE agent_name = ? AND id > ? AND embedding_model = ? ORDER BY id",
+                (agent, after_id, model),
+            )
+            try:
+                while rows := cursor.fetchmany(chunk):
+                    yield rows
+            finally:
+                cursor.close()
+
+    def count_after(self, agent: str, after_id: int) -> int:
+        """How many rows (of any model) the agent has after `after_id`: read from the index."""
+        ((count,),) = self.db.query(
+            "SELECT count(*) FROM memory_vectors WHERE agent_name = ? AND id > ?",
+            (agent, after_id),
         )
+        return int(count)  # type: ignore[call-overload]
 
     def hashes(self, agent: str) -> dict[str, str]:
         """Every row of the agent: entry hash → model."""
@@ -127,28 +145,50 @@ class VectorMatrix:
 
     def refresh(self, table: VectorTable, agent: str, model: str) -> None:
         """Take in the rows written since the last refresh, by anyone."""
-        rows = table.rows_after(agent, model, self.last_id)
-        if rows:
-            self.last_id = max(int(row[0]) for row in rows)  # type: ignore[call-overload]
-            self.add((str(hash_), decode(blob)) for _, hash_, blob, _ in rows)  # type: ignore[arg-type]
+        coming = table.count_after(agent, self.last_id)
+        if not coming:
+            return
+        expected = self._size + coming  # room for them all at once, not grown row by row
+        for rows in table.rows_after(agent, model, self.last_id):
+            self.last_id = max(self.last_id, int(rows[-1][0]))  # type: ignore[call-overload]
+            sizes = {len(blob) for _, _, blob in rows}  # type: ignore[arg-type]
+            if len(sizes) == 1:  # the usual case: decode the chunk at once
+                blob_size = sizes.pop()
+                data = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype="<f4")  # type: ignore[misc]
+                vectors = data.reshape(len(rows), blob_size // 4)
+                self.add_many([str(h) for _, h, _ in rows], vectors, expected)
+            else:
+                for _, hash_, blob in rows:
+                    vector = decode(blob)  # type: ignore[arg-type]
+                    self.add_many([str(hash_)], vector.reshape(1, len(vector)), expected)
 
     def add(self, vectors: Iterable[tuple[str, np.ndarray]]) -> None:
-        pending = [(hash_, vector) for hash_, vector in vectors if len(vector)]
-        if not pending:
+        for hash_, vector in vectors:
+            self.add_many([hash_], np.asarray(vector, dtype=np.float32).reshape(1, -1))
+
+    def add_many(self, hashes: Sequence[str], vectors: np.ndarray, expected: int = 0) -> None:
+        """Rows of vectors (one per hash, all of one size); a hash already here is replaced.
+        `expected`: how many rows there will soon be (room is made for them at once)."""
+        dim = vectors.shape[1]
+        if not len(hashes) or not dim:
             return
         if self.dim is None:
-            self.dim = len(pending[0][1])
-        elif len(pending[-1][1]) != self.dim:
-            self.reset(len(pending[-1][1]))  # the model now answers another size: start over
-        pending = [(h, v) for h, v in pending if len(v) == self.dim]
-        self._reserve(self._size + len(pending))
-        for hash_, vector in pending:
+            self.dim = dim
+        elif dim != self.dim:
+            self.reset(dim)  # the model now answers another size: start over
+        rows = np.empty(len(hashes), dtype=np.int64)
+        fresh = self._size
+        for index, hash_ in enumerate(hashes):
             row = self.row_of.get(hash_)
             if row is None:
-                row = self.row_of[hash_] = self._size
-                self._size += 1
-            self._data[row] = vector
-            self._norms[row] = np.sqrt(np.dot(vector.astype(np.float64), vector))
+                row = self.row_of[hash_] = fresh
+                fresh += 1
+            rows[index] = row
+        self._reserve(max(fresh, expected))
+        self._size = fresh
+        self._data[rows] = vectors
+        wide = vectors.astype(np.float64)
+        self._norms[rows] = np.sqrt(np.einsum("ij,ij->i", wide, wide))
 
     def reset(self, dim: int | None = None) -> None:
         self.dim = dim
@@ -160,7 +200,7 @@ class VectorMatrix:
     def _reserve(self, size: int) -> None:
         if size <= len(self._data) and self._data.shape[1] == self.dim:
             return
-        capacity = max(size, 2 * len(self._data), 256)
+        capacity = max(size, len(self._data) + len(self._data) // 4, 64)
         data = np.zeros((capacity, self.dim or 0), dtype=np.float32)
         norms = np.zeros(capacity)
         if self._size:
