@@ -64,8 +64,8 @@ def _write_memory(workspace: Workspace, agent: str, texts: Sequence[str]) -> Pat
     folder.mkdir(parents=True, exist_ok=True)
     lines = [CORE_HEADER, "- [2026-07-01 09:00:00] core fact", ARCHIVAL_HEADER]
     lines += [
-        f"- [2026-07-{1 + i // 86400 % 28:02d} {i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}]"
-        f" {text}"
+        f"- [2026-07-{1 + i // 86400 % 28:02d} {i // 3600 % 24:02d}:{i // 60 % 60:02d}:"
+        f"{i % 60:02d}] {text}"
         for i, text in enumerate(texts)
     ]
     path = folder / "MEMORY.md"
@@ -142,7 +142,7 @@ def bench_100k(root: Path) -> dict[str, object]:
             embedder.model_id,
             [
                 NewVector(prepared.hashes[i], prepared.texts[i], v, None)
-                for i, v in zip(part, vectors)
+                for i, v in zip(part, vectors, strict=True)
             ],
         )
     write_ms = (time.perf_counter() - started) * 1000
