@@ -5,36 +5,17 @@ and "部署窗口" find entries holding those words in any order."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
-_IS_CJK = re.compile(rf"[{_CJK}]")
-_SPLIT = re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+")
+from oryxtui.memory.recall.tokens import IS_CJK, SPLIT, bigrams, tokens
+
 K1 = 1.2
 B = 0.75
 # An entry is a lexical hit when it holds at least this share of the query's distinct tokens
 # (rounded up): one stray word of a long query is not a match.
 MIN_SHOULD_MATCH = 0.5
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens; a run of CJK characters gives its overlapping bigrams (a lone
-    character stays as it is)."""
-    found: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if _IS_CJK.match(token):
-            found += _bigrams(token)
-        else:
-            found.append(token)
-    return found
-
-
-def _bigrams(run: str) -> list[str]:
-    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 class LexicalIndex:
@@ -49,11 +30,11 @@ class LexicalIndex:
         documents: list[int] = []
         number = vocabulary.setdefault
         document = 0
-        for token in _SPLIT.findall(joined):
+        for token in SPLIT.findall(joined):
             if token == "\n":
                 document += 1
-            elif token[0] >= "\u3040" and _IS_CJK.match(token):
-                for part in _bigrams(token):
+            elif token[0] >= "\u3040" and IS_CJK.match(token):
+                for part in bigrams(token):
                     token_ids.append(number(part, len(vocabulary)))
                     documents.append(document)
             else:

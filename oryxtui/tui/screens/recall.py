@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
 from oryxtui.memory.recall.results import Hit, IndexStatus, Recall
+from oryxtui.memory.recall.tokens import tokens
 from oryxtui.tui.text import display_text
 
 Recaller = Callable[[str, bool], Recall]  # (keyword, semantic) → what was found
@@ -51,12 +52,16 @@ def index_text(index: IndexStatus | None) -> str:
     return f"index {index.indexed:,}/{index.entries:,} · {model}"
 
 
-def highlighted(line: str, keyword: str) -> Text:
-    """The line as literal text, every case-insensitive occurrence of `keyword` highlighted."""
+def highlighted(line: str, keyword: str, words: bool = False) -> Text:
+    """The line as literal text, every case-insensitive occurrence of `keyword` highlighted;
+    with `words`, each of its words too (what the lexical route matched)."""
     shown = display_text(line)
     text = Text(shown)
-    lowered, needle = shown.lower(), keyword.lower()
-    if needle and len(lowered) == len(shown):  # lower() kept offsets aligned
+    lowered = shown.lower()
+    if len(lowered) != len(shown):  # lower() moved the offsets: nothing to align
+        return text
+    needles = [keyword.lower()] + (tokens(keyword) if words else [])
+    for needle in dict.fromkeys(n for n in needles if n.strip()):
         start = lowered.find(needle)
         while start >= 0:
             text.stylize("bold reverse", start, start + len(needle))
@@ -153,7 +158,7 @@ class RecallScreen(ModalScreen[None]):
 
     @staticmethod
     def _prompt(hit: Hit, keyword: str, ranked: bool) -> Text:
-        text = highlighted(hit.entry.line, keyword)
+        text = highlighted(hit.entry.line, keyword, words="lexical" in hit.routes)
         if ranked and hit.routes:
             text.append("\n")
             text.append_text(routes_text(hit))
