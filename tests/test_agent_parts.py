@@ -9,6 +9,7 @@ import pytest
 
 from oryxtui.agent.loop import Agent, footprint
 from oryxtui.agent.messages import Message, ToolCall, last_turns
+from oryxtui.agent.prompt import RecallUse, recalls_of_last_turn
 from oryxtui.agent.providers.offline import OfflineModel
 from oryxtui.agent.sessions import SessionConflict, SessionStore
 from oryxtui.config import PromptSettings, Settings
@@ -236,3 +237,28 @@ def test_offline_model_answers_from_memory_without_tools() -> None:
     }
     turn = list(OfflineModel().stream([system, {"role": "user", "content": "when deploys?"}], []))
     assert "deploys on Tuesday" in turn[-1].text and not turn[-1].tool_calls
+
+
+def test_the_prompt_knows_what_recall_gave_in_the_last_turn_only() -> None:
+    calls = (
+        ToolCall("c1", "recall_memory", '{"keyword": "deploy"}'),
+        ToolCall("c2", "recall_memory", '{"keyword": "tea"}'),
+        ToolCall("c3", "save_memory", '{"content": "x"}'),
+    )
+    result = {"keyword": "deploy", "count": 1, "entries": ["- [t] deploy"], "notice": "（…）"}
+    history = [
+        Message("user", "earlier"),
+        Message("assistant", "", tool_calls=(ToolCall("c0", "recall_memory", "{}"),)),
+        Message("tool", json.dumps({"keyword": "old", "entries": []}), "recall_memory", "c0"),
+        Message("user", "now"),
+        Message("assistant", "", tool_calls=calls),
+        Message("tool", json.dumps(result), "recall_memory", "c1"),
+        Message("tool", "Invalid input: keyword", "recall_memory", "c2"),
+        Message("tool", '{"saved": true}', "save_memory", "c3"),
+        Message("assistant", "done"),
+    ]
+    assert recalls_of_last_turn(history) == (
+        RecallUse("deploy", ("- [t] deploy",), "（…）"),
+        RecallUse("tea", (), "Invalid input: keyword"),
+    )
+    assert recalls_of_last_turn(history[:3]) == (RecallUse("old", ()),)

@@ -134,10 +134,11 @@ class SqliteMemoryStore:
         return int(count)  # type: ignore[call-overload]
 
     def corpus_version(self, agent: str | None) -> Hashable:
-        """Rows added, removed or rewritten change the count, the last id or the total length."""
+        """Rows added or removed change the count or the ids: read from the index alone, so
+        asking often is cheap. (Neither oryxtui nor upstream rewrites a row in place.)"""
         return tuple(
             self.database.query(
-                "SELECT count(*), max(id), total(length(content)) FROM memory_entries"
+                "SELECT count(*), max(id), total(id) FROM memory_entries"
                 " WHERE agent_name = ? AND scope = 'ARCHIVAL'",
                 (agent or GLOBAL_AGENT,),
             )[0]

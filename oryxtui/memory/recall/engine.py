@@ -57,7 +57,9 @@ _TIME = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})(:\d{2})?\]")
 class Prepared:
     """What ranking needs of one version of an agent's archival entries, made once."""
 
-    def __init__(self, agent: str, corpus: Corpus, version: Hashable, hashes: HashMemo) -> None:
+    def __init__(
+        self, agent: str, corpus: Corpus, version: Hashable, before: Prepared | None = None
+    ) -> None:
         self.version = version
         self.corpus = corpus
         texts = corpus.texts
@@ -68,7 +70,11 @@ class Prepared:
         self.id_of_position = ids  # duplicates are one entry, the first, as upstream's hash
         self.positions = np.fromiter(first.values(), dtype=np.int64, count=len(first))
         self.texts = list(first)
-        self.hashes = [hashes.get(agent, text) for text in self.texts]
+        # An append re-hashes only the new lines: the hashes of the version before are reused.
+        known: dict[str, str] = (
+            dict(zip(before.texts, before.hashes, strict=True)) if before else {}
+        )
+        self.hashes: list[str] = [known.get(text) or entry_hash(agent, text) for text in self.texts]
         self.size = len(self.texts)
         self.recency = self._recency(corpus)
         self._lexical: LexicalIndex | None = None
@@ -112,23 +118,6 @@ def _time_of(corpus: Corpus, position: int) -> str:
     return match[1] + (match[2] or ":00") if match else ""
 
 
-class HashMemo:
-    """Entry hashes, computed once per text (an append re-hashes only the new lines)."""
-
-    def __init__(self) -> None:
-        self._memo: dict[tuple[str, str], str] = {}
-
-    def get(self, agent: str, text: str) -> str:
-        key = (agent, text)
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = entry_hash(agent, text)
-        return found
-
-    def forget(self, agent: str, keep: set[str]) -> None:
-        self._memo = {k: v for k, v in self._memo.items() if k[0] != agent or k[1] in keep}
-
-
 class RecallEngine:
     """Ranked recall for one workspace's store, with the vector index when there is an
     embedder. Safe to share between threads."""
@@ -151,7 +140,6 @@ class RecallEngine:
         self._prepared: OrderedDict[str, Prepared] = OrderedDict()
         self._matrices: dict[str, VectorMatrix] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._hashes = HashMemo()
         self._sync_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self._down_until = 0.0
@@ -303,7 +291,7 @@ class RecallEngine:
         prepared = self._prepared.get(key)
         if prepared is not None and prepared.version == version:
             return prepared
-        prepared = Prepared(key, self.store.corpus(agent), version, self._hashes)
+        prepared = Prepared(key, self.store.corpus(agent), version, prepared)
         with self._lock:
             self._prepared[key] = prepared
             self._prepared.move_to_end(key)
