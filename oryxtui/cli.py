@@ -159,6 +159,11 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
 
 def cmd_memory_index(args: argparse.Namespace) -> int:
     service, agent = _memory_service(args)
+    if service.store.ranked:
+        raise UsageError(
+            f"Nothing to index: the {service.backend} server ranks recall itself; oryxtui keeps "
+            "no vectors for it."
+        )
     if service.engine is None or service.engine.embedder is None:
         raise UsageError(
             "Nothing to index: no embedder is configured; set [embedding] provider in "

@@ -21,7 +21,7 @@ class Tool:
     """A tool the model may call. Subclasses set `name`, `description`, `Input` and `run`."""
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: str  # a class default; an instance may say more (RecallMemory)
     Input: ClassVar[type[BaseModel]]
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
@@ -88,6 +88,11 @@ class RecallMemory(Tool):
 
     def __init__(self, memory: MemoryService) -> None:
         self.memory = memory
+        if memory.ranked:  # hybrid recall (or a server that ranks): a phrase or a question
+            self.description = (
+                "Search archival memory for a keyword, phrase or question; the most relevant "
+                "entries come first."
+            )
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, RecallMemoryInput)

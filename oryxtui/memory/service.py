@@ -143,8 +143,10 @@ class MemoryService:
 
     @property
     def ranked(self) -> bool:
-        """Recall answers most relevant first (else: oldest first)."""
-        return self.store.ranked or self.engine is not None
+        """Recall answers most relevant first (else: oldest first); known without loading."""
+        setup = self.recall_setup
+        hybrid = setup is not None and setup.ranks and isinstance(self.store, Rankable)
+        return self.store.ranked or hybrid
 
     @property
     def embeds(self) -> bool:
