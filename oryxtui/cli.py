@@ -20,6 +20,7 @@ from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_vali
 if TYPE_CHECKING:
     from oryxtui.agent.loop import Agent
     from oryxtui.config import Settings
+    from oryxtui.memory.recall.results import IndexStatus
     from oryxtui.memory.service import MemoryService
 
 EXIT_OK, EXIT_FAILURE = 0, 1
@@ -158,7 +159,8 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_memory_index(args: argparse.Namespace) -> int:
-    service, agent = _memory_service(args)
+    workspace, settings = _open(args)
+    service = _service(workspace, settings)
     if service.store.ranked:
         raise UsageError(
             f"Nothing to index: the {service.backend} server ranks recall itself; oryxtui keeps "
@@ -169,31 +171,43 @@ def cmd_memory_index(args: argparse.Namespace) -> int:
             "Nothing to index: no embedder is configured; set [embedding] provider in "
             "config.toml (the README shows how)."
         )
-    before = service.index_status(agent)
+    agents = [None, *workspace.list_agents()] if args.all else [_checked_agent(args, workspace)]
+    reports = []
+    failed = False
+    for agent in agents:
+        status = _index_one(service, agent, args)
+        reports.append({"agent": agent, "rebuilt": args.rebuild, **status.to_json()})
+        failed = failed or bool(status.problem)
+    if args.json:
+        _print_json(reports if args.all else reports[0])
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _index_one(service: MemoryService, agent: str | None, args: argparse.Namespace) -> IndexStatus:
+    where = f"agent {agent}" if agent else "the global memory"
     shown = is_terminal(sys.stderr) and not args.json
+    moved = False
 
     def progress(done: int, total: int) -> None:
+        nonlocal moved
         if shown:
-            sys.stderr.write(f"\rindexing {done:,}/{total:,}")
+            moved = True
+            sys.stderr.write(f"\rindexing {where}: {done:,}/{total:,}")
             sys.stderr.flush()
 
-    after = service.sync_index(agent, rebuild=args.rebuild, progress=progress)
-    if shown and before is not None and (before.pending or args.rebuild):
+    status = service.sync_index(agent, rebuild=args.rebuild, progress=progress)
+    assert status is not None
+    if moved:
         sys.stderr.write("\n")
-    assert after is not None
-    if args.json:
-        _print_json({"agent": agent, "rebuilt": args.rebuild, **after.to_json()})
-        return EXIT_OK
-    where = f"agent {agent}" if agent else "the global memory"
-    label = " (mock: meaningless vectors, for tests and demos)" if after.meaningless else ""
-    sys.stdout.write(
-        f"Index of {where}: {after.indexed:,}/{after.entries:,} entries, model "
-        f"{after.model}{label}, {after.dim or '?'} dimensions, {after.pending:,} pending.\n"
-    )
-    if after.problem:
-        _warn(after.problem)
-        return EXIT_FAILURE
-    return EXIT_OK
+    if not args.json:
+        label = " (mock: meaningless vectors, for tests and demos)" if status.meaningless else ""
+        sys.stdout.write(
+            f"Index of {where}: {status.indexed:,}/{status.entries:,} entries, model "
+            f"{status.model}{label}, {status.dim or '?'} dimensions, {status.pending:,} pending.\n"
+        )
+        if status.problem:
+            _warn(status.problem)
+    return status
 
 
 def cmd_memory_doctor(args: argparse.Namespace) -> int:
@@ -462,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the vector index and embed what it lacks; --rebuild embeds everything again",
     )
     index.add_argument("--rebuild", action="store_true", help="drop the vectors and embed again")
+    index.add_argument("--all", action="store_true", help="every agent and the global memory")
     index.set_defaults(handler=cmd_memory_index)
 
     doctor = memory_commands.add_parser(

@@ -499,6 +499,8 @@ def test_cli_explain_and_index(workspace: Workspace) -> None:
         "meaningless": True,
         "problem": None,
     }
+    every = json.loads(run_oryxtui("memory", "index", "--root", root, "--all", "--json").stdout)
+    assert [(r["agent"], r["indexed"]) for r in every] == [(None, 0), ("ops", 3)]
     shown = run_oryxtui("memory", "index", "--root", root, "--agent", "ops", "--rebuild")
     assert "3/3 entries, model mock/deterministic (mock: meaningless" in shown.stdout
     explained = run_oryxtui(

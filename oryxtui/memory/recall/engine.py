@@ -356,7 +356,9 @@ class RecallEngine:
             # A failing embedder: the status says so (`problem`); the next sync tries again.
             with contextlib.suppress(EmbedderError):
                 self._index_some(key, prepared, None, progress)
-            if prepared.corpus.complete and (prepared.size or not prepared.corpus.entries):
+            # Vectors of removed lines leave; not when nothing is left to read (an editor
+            # mid-save, a file not UTF-8): embedding them again would cost a round trip each.
+            if prepared.corpus.complete and prepared.size:
                 live = set(prepared.hashes)
                 gone = [h for h in self.table.hashes(key) if h not in live]
                 if gone:
