@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
+from oryxtui.config import Settings
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import (
     agent_list,
@@ -64,6 +65,23 @@ def test_recall_modal(snap_compare, workspace: Workspace) -> None:
         await pilot.pause()
 
     app = make_app(build_workspace(workspace), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=recall)
+
+
+def test_ranked_recall_modal(snap_compare, workspace: Workspace) -> None:
+    """Hybrid recall without an embedder: best first, each hit with its routes and ranks."""
+
+    async def recall(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: pilot.app.screen.query("#recall-keyword"))
+        await pilot.press(*"answer number 4")
+        results = pilot.app.screen.query_one("#recall-results")
+        await wait_for(pilot, lambda: results.option_count == 20)
+        await pilot.pause()
+
+    settings = Settings.model_validate({"memory": {"recall": {"mode": "hybrid"}}})
+    app = make_app(build_workspace(workspace), settings, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=recall)
 
 

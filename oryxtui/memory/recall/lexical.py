@@ -13,9 +13,13 @@ from oryxtui.memory.recall.tokens import IS_CJK, SPLIT, bigrams, tokens
 
 K1 = 1.2
 B = 0.75
-# An entry is a lexical hit when it holds at least this share of the query's distinct tokens
-# (rounded up): one stray word of a long query is not a match.
-MIN_SHOULD_MATCH = 0.5
+
+
+def needed(tokens_in_query: int) -> int:
+    """How many of the query's distinct tokens an entry must hold to be a lexical hit: all of
+    one or two, then all but a third (2 of 3, 3 of 4, 4 of 6) — one word of a longer query is
+    not a match, and a question's filler words need not all be there."""
+    return tokens_in_query - tokens_in_query // 3
 
 
 class LexicalIndex:
@@ -72,8 +76,7 @@ class LexicalIndex:
             idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
             scores[where] += idf * tf * (K1 + 1) / (tf + norm[where])
             matched[where] += 1
-        needed = max(1, math.ceil(len(wanted) * MIN_SHOULD_MATCH))
-        hits = np.flatnonzero(matched >= needed)
+        hits = np.flatnonzero(matched >= needed(len(wanted)))
         # best first; among equals the later entry first
         order = np.lexsort((-hits, -scores[hits]))
         return hits[order], scores[hits[order]]
