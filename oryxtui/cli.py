@@ -20,6 +20,7 @@ from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_vali
 if TYPE_CHECKING:
     from oryxtui.agent.loop import Agent
     from oryxtui.config import Settings
+    from oryxtui.memory.format import MemoryEntry
     from oryxtui.memory.recall.results import IndexStatus
     from oryxtui.memory.service import MemoryService
 
@@ -127,6 +128,35 @@ def cmd_memory_save(args: argparse.Namespace) -> int:
     else:
         where = f"agent {agent}" if agent else "the global memory"
         _print(f"Saved to {where} ({scope}): {entry.line}\n")
+    return EXIT_OK
+
+
+def cmd_memory_edit(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    service, agent = _memory_service(args)
+    entry = service.edit(agent, args.id, text)
+    return _changed(args, agent, "edited", entry)
+
+
+def cmd_memory_move(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    entry = service.move(agent, args.id, args.scope)
+    return _changed(args, agent, "moved", entry)
+
+
+def cmd_memory_delete(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    entry = service.delete(agent, args.id)
+    return _changed(args, agent, "deleted", entry)
+
+
+def _changed(args: argparse.Namespace, agent: str | None, done: str, entry: MemoryEntry) -> int:
+    if args.json:
+        _print_json({"agent": agent, done: {"scope": entry.scope.value, **entry.to_json()}})
+    else:
+        where = f"agent {agent}" if agent else "the global memory"
+        scope = entry.scope.value
+        _print(f"{done.capitalize()} in {where} ({scope}, id {entry.id}): {entry.line}\n")
     return EXIT_OK
 
 
@@ -469,6 +499,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--explain", action="store_true", help="show each hit's fused score and route ranks"
     )
     recall.set_defaults(handler=cmd_memory_recall)
+
+    edit = memory_commands.add_parser(
+        "edit",
+        parents=[common, agent_options, json_option],
+        help="replace an entry's text (its time and scope are kept)",
+    )
+    edit.add_argument("id", metavar="ID", help="the entry's id (memory show --json, recall --json)")
+    edit.add_argument("text", metavar="TEXT", help="the new text; '-' reads standard input")
+    edit.set_defaults(handler=cmd_memory_edit)
+
+    move = memory_commands.add_parser(
+        "move",
+        parents=[common, agent_options, json_option],
+        help="move an entry to the end of the other section (core or archival)",
+    )
+    move.add_argument("id", metavar="ID")
+    move.add_argument("scope", metavar="core|archival")
+    move.set_defaults(handler=cmd_memory_move)
+
+    delete = memory_commands.add_parser(
+        "delete", parents=[common, agent_options, json_option], help="remove an entry"
+    )
+    delete.add_argument("id", metavar="ID")
+    delete.set_defaults(handler=cmd_memory_delete)
 
     index = memory_commands.add_parser(
         "index",

@@ -49,6 +49,12 @@ class AgentDefinitionError(OryxError):
     exit_code = 2
 
 
+class StaleEntry(OryxError):
+    """The entry to change is not there any more (edited, moved or removed since it was shown)."""
+
+    exit_code = 1
+
+
 class DatabaseError(OryxError):
     """oryxos.db is locked for too long, corrupt or unwritable."""
 

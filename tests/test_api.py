@@ -17,10 +17,12 @@ from fastapi import FastAPI
 from oryxtui.api.app import create_api
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_id
 from oryxtui.workspace import Workspace
 from tests.serve_process import ServeProcess, free_port
 from tests.support import fixed_clock, make_agent, run_oryxtui
+
+CORE_LINE = "- [2026-07-22 09:30:00] prefers tea"
 
 
 class RunningApi:
@@ -60,7 +62,7 @@ def api_workspace(workspace: Workspace) -> Workspace:
         "description: On-call helper\ntools: [save_memory]\nprovider:\n  model: qwen\n",
     )
     (folder / "MEMORY.md").write_text(
-        f"{CORE_HEADER}\n- [2026-07-22 09:30:00] prefers tea\n{ARCHIVAL_HEADER}\n"
+        f"{CORE_HEADER}\n{CORE_LINE}\n{ARCHIVAL_HEADER}\n"
         "- [2026-07-22 09:31:00] deploy window is Tuesday\n"
     )
     make_agent(workspace, "broken")
@@ -112,7 +114,13 @@ def test_memory_is_the_injected_string(client: httpx.Client, api_workspace: Work
 
 def test_entries_save_and_recall(client: httpx.Client) -> None:
     entries = client.get("/api/v1/agents/ops/memory/entries").json()["data"]
-    assert entries["core"] == [{"time": "2026-07-22 09:30:00", "content": "prefers tea"}]
+    assert entries["core"] == [
+        {
+            "id": entry_id(Scope.CORE, CORE_LINE),
+            "time": "2026-07-22 09:30:00",
+            "content": "prefers tea",
+        }
+    ]
     assert entries["window_start"] == 0
     saved = client.post(
         "/api/v1/agents/ops/memory", json={"content": "line\nbreak", "scope": "core"}
@@ -230,9 +238,11 @@ def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> 
     app.state.memory = MemoryService.open(api_workspace, Settings(), clock=fixed_clock)
     with RunningApi(api_workspace, app=app) as client:
         saved = client.post("/api/v1/agents/ops/memory", json={"content": "pinned"}).json()
+    stamp = fixed_clock().strftime("%Y-%m-%d %H:%M:%S")
     assert saved["data"] == {
         "scope": "archival",
-        "time": fixed_clock().strftime("%Y-%m-%d %H:%M:%S"),
+        "id": entry_id(Scope.ARCHIVAL, f"- [{stamp}] pinned"),
+        "time": stamp,
         "content": "pinned",
     }
 
@@ -252,7 +262,10 @@ def test_recall_explains_its_ranking_and_serve_keeps_the_index_live(
         assert hit["routes"]["keyword"] == {"rank": 1, "score": None}
         assert hit["routes"]["semantic"]["rank"] == 1 and hit["score"] > 0
         plain = client.get(url, params={"keyword": "deploy"}).json()["data"]["hits"]
-        assert plain == [{"time": "2026-07-22 09:31:00", "content": "deploy window is Tuesday"}]
+        assert [(h["time"], h["content"]) for h in plain] == [
+            ("2026-07-22 09:31:00", "deploy window is Tuesday")
+        ]
+        assert set(plain[0]) == {"id", "time", "content"}
         with api_workspace.memory_file("ops").open("a", encoding="utf-8") as editor:
             editor.write("- [2026-07-22 09:40:00] written by upstream\n")
         deadline = time.monotonic() + 10

@@ -70,6 +70,7 @@ def test_memory_show_is_upstreams_load(hand_edited: tuple[Path, Path]) -> None:
     # Hand-written lines stay hand-written: no time.
     assert [entry["time"] for entry in listed["archival"]][2:4] == [None, None]
     assert listed["core"][0] == {
+        "id": listed["core"][0]["id"],
         "time": "2026-07-01 09:00:00",
         "content": "Speaks German and English.",
     }
@@ -204,7 +205,7 @@ def test_an_older_upstream_database_is_migrated_in_place(workspace: Workspace) -
     shown = run_oryxtui("memory", "show", "--root", root, "--json", env=env)
     assert shown.returncode == 0, shown.stderr
     listed = json.loads(shown.stdout)["archival"]
-    assert listed == [{"time": "2026-08-01 00:00:00", "content": "存量记忆一条"}]
+    assert [(e["time"], e["content"]) for e in listed] == [("2026-08-01 00:00:00", "存量记忆一条")]
     with sqlite3.connect(workspace.db_path) as upgraded:
         columns = [row[1] for row in upgraded.execute("PRAGMA table_info(memory_entries)")]
         indexes = {row[1] for row in upgraded.execute("PRAGMA index_list(memory_entries)")}

@@ -33,6 +33,7 @@ from oryxtui.errors import (
     OryxError,
     OutsideWorkspace,
     ServiceUnavailable,
+    StaleEntry,
     UsageError,
 )
 from oryxtui.memory import MemoryService
@@ -148,7 +149,7 @@ def create_api(
 def _status_for(error: OryxError) -> int:
     if isinstance(error, UsageError | ConfigError):
         return 400
-    if isinstance(error, MemoryWriteError | OutsideWorkspace):
+    if isinstance(error, MemoryWriteError | OutsideWorkspace | StaleEntry):
         return 409  # refused given the file's state: a symlink, undecodable bytes, a held lock
     if isinstance(error, AgentDefinitionError):
         return 422

@@ -33,9 +33,16 @@ class SaveBody(BaseModel):
     scope: str | None = "archival"  # read by the one scope rule, as the CLI and the tool do
 
 
+class ChangeBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str | None = None
+    scope: str | None = None
+
+
 class Entry(TypedDict):
     """A dict, not a model: an answer may hold 100,000 of them."""
 
+    id: Annotated[str, Field(description="stable address of the entry, for PATCH and DELETE")]
     time: Annotated[
         str | None, Field(description="yyyy-MM-dd HH:mm:ss, or null for a hand-written line")
     ]
@@ -43,7 +50,7 @@ class Entry(TypedDict):
 
 
 def entries(found: Iterable[MemoryEntry]) -> list[Entry]:
-    return [{"time": entry.time, "content": entry.content} for entry in found]
+    return [{"id": entry.id, "time": entry.time, "content": entry.content} for entry in found]
 
 
 class SavedEntry(Entry):
@@ -51,7 +58,7 @@ class SavedEntry(Entry):
 
 
 def saved_entry(entry: MemoryEntry) -> SavedEntry:
-    return {"scope": entry.scope.value, "time": entry.time, "content": entry.content}
+    return {"scope": entry.scope.value, **entry.to_json()}  # type: ignore[typeddict-item]
 
 
 class AgentInfo(BaseModel):

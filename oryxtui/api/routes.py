@@ -15,6 +15,7 @@ from oryxtui.agent.loop import Agent
 from oryxtui.agent.sessions import os_user, session_id_for
 from oryxtui.api.models import (
     AgentInfo,
+    ChangeBody,
     Envelope,
     IndexInfo,
     MemoryEntries,
@@ -158,6 +159,38 @@ async def save_entry(name: AgentName, memory: Memory, request: Request) -> Respo
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
     entry = await run_in_threadpool(memory.save, name, body.content, body.scope)
+    return answer(saved_entry(entry))
+
+
+@router.patch("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
+async def change_entry(
+    name: AgentName, entry_id: str, request: Request, memory: Memory
+) -> Response:
+    """Edit an entry's text and/or move it to the other section (the body: {"content": "...",
+    "scope": "core"}); its time is kept. 409 when the entry changed since it was read."""
+    raw = await request.body()  # the guard has capped it and checked it is JSON
+    try:
+        body = ChangeBody.model_validate(json.loads(raw or b"null"))
+    except (ValueError, ValidationError, RecursionError):
+        raise ApiError(
+            400, 'The body must be JSON like {"content": "...", "scope": "core"}.'
+        ) from None
+    if body.content is None and body.scope is None:
+        raise ApiError(400, 'Nothing to change: give "content", "scope" or both.')
+    entry = None
+    if body.content is not None:
+        entry = await run_in_threadpool(memory.edit, name, entry_id, body.content)
+        entry_id = entry.id
+    if body.scope is not None and (entry is None or entry.scope.value != body.scope.lower()):
+        entry = await run_in_threadpool(memory.move, name, entry_id, body.scope)
+    assert entry is not None
+    return answer(saved_entry(entry))
+
+
+@router.delete("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
+async def delete_entry(name: AgentName, entry_id: str, memory: Memory) -> Response:
+    """Remove an entry; the answer is the entry as it was. 409 when it changed since read."""
+    entry = await run_in_threadpool(memory.delete, name, entry_id)
     return answer(saved_entry(entry))
 
 

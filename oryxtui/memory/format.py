@@ -6,6 +6,7 @@ parser does not understand survives byte for byte; entries are views onto those 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,8 +37,19 @@ class MemoryEntry:
     content: str
     line: str
 
+    @property
+    def id(self) -> str:
+        """A short, stable address for the entry: a hash of its scope and line. It stays the
+        same while other entries come and go; an edit gives the entry a new one."""
+        return entry_id(self.scope, self.line)
+
     def to_json(self) -> dict[str, str | None]:
-        return {"time": self.time, "content": self.content}
+        return {"id": self.id, "time": self.time, "content": self.content}
+
+
+def entry_id(scope: Scope, line: str) -> str:
+    digest = hashlib.sha256(f"{scope.value}\n{line}".encode("utf-8", "replace"))
+    return digest.hexdigest()[:12]
 
 
 ENTRY_LINE = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?)\] ?(.*)", re.DOTALL)

@@ -37,12 +37,16 @@ class Journal:
         self.workspace = workspace
         self._read: dict[Path, _Read] = {}
 
-    def record(self, memory_file: Path, entry: MemoryEntry) -> None:
-        """Journal an entry that has landed in `memory_file` (call under its lock)."""
+    def record(self, memory_file: Path, entry: MemoryEntry, forgotten: bool = False) -> None:
+        """Journal an entry that has landed in `memory_file`, or with `forgotten` one that was
+        deliberately removed from it, so it is never reported lost (call under its lock)."""
         journal = journal_path(memory_file)
         if journal.is_symlink():
             raise MemoryWriteError(f"{journal} is a symbolic link; remove it.")
-        record = json.dumps({"scope": entry.scope.value, "line": entry.line}, ensure_ascii=False)
+        fields: dict[str, object] = {"scope": entry.scope.value, "line": entry.line}
+        if forgotten:
+            fields["forgotten"] = True
+        record = json.dumps(fields, ensure_ascii=False)
         with open(journal, "a+b") as handle:
             size = os.fstat(handle.fileno()).st_size
             # A writer killed mid-record leaves a torn line: start ours on a line of its own.
@@ -81,11 +85,15 @@ class Journal:
         for raw in complete.decode("utf-8", errors="replace").split("\n"):
             if not raw.strip():
                 continue
-            entry = _record(raw)
-            if entry is None:
+            found = _record(raw)
+            if found is None:
                 malformed += 1
+            elif found[1]:  # deliberately removed: no longer oryxtui's to restore
+                entries = [
+                    e for e in entries if (e.scope, e.line) != (found[0].scope, found[0].line)
+                ]
             else:
-                entries.append(entry)
+                entries.append(found[0])
         self._read[journal] = _Read(signature, entries, offset + len(complete), malformed)
         return entries
 
@@ -105,15 +113,17 @@ class Journal:
         )
 
 
-def _record(raw: str) -> MemoryEntry | None:
-    """One journal line as the entry it records, cleaned as a save is: the journal is a file
-    anyone can edit, so a record cannot forge a section or a line. None if it is no record."""
+def _record(raw: str) -> tuple[MemoryEntry, bool] | None:
+    """One journal line as the entry it records and whether it was forgotten, cleaned as a
+    save is: the journal is a file anyone can edit, so a record cannot forge a section or a
+    line. None if it is no record."""
     try:
         record = json.loads(raw)
         scope = Scope(record["scope"])
         match = ENTRY_LINE.fullmatch(str(record["line"]))
-    except (ValueError, KeyError, TypeError, RecursionError):
+        forgotten = record.get("forgotten") is True
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     if match is None:
         return None
-    return entry_from_line(clean_entry_line(match[1], match[2]), scope)
+    return entry_from_line(clean_entry_line(match[1], match[2]), scope), forgotten

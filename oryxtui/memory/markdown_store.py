@@ -6,10 +6,19 @@ from __future__ import annotations
 from collections.abc import Hashable
 from pathlib import Path
 
-from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_line
+from oryxtui.errors import StaleEntry
+from oryxtui.memory import sections
+from oryxtui.memory.format import (
+    MemoryEntry,
+    Scope,
+    entry_from_line,
+    entry_id,
+    entry_line,
+    parse,
+)
 from oryxtui.memory.journal import Journal
 from oryxtui.memory.reader import MemoryFiles, stat_signature
-from oryxtui.memory.store import Corpus, MemoryRead, Watch
+from oryxtui.memory.store import Change, Corpus, MemoryRead, Watch
 from oryxtui.memory.writer import MemoryWriter
 from oryxtui.workspace import Workspace
 
@@ -62,6 +71,20 @@ class MarkdownMemoryStore:
             self.journal.record(path, entry)
         return entry
 
+    # Editable ---------------------------------------------------------------------------------
+
+    def replace(
+        self, agent: str | None, entry_id: str, change: Change
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
+        with self.writer.locked(path):
+            old, new = self.writer.rewrite(path, lambda text: replaced(text, entry_id, change))
+            # Deliberate: the old line is never reported lost; the new one is oryxtui's.
+            self.journal.record(path, old, forgotten=True)
+            if new is not None:
+                self.journal.record(path, new)
+        return old, new
+
     # Rankable ---------------------------------------------------------------------------------
 
     def corpus_version(self, agent: str | None) -> Hashable:
@@ -112,3 +135,33 @@ class MarkdownMemoryStore:
 
     def journal_problems(self, agent: str | None) -> str | None:
         return self.journal.problems(self._path(agent))
+
+
+def replaced(
+    text: str, wanted: str, change: Change
+) -> tuple[str, tuple[MemoryEntry, MemoryEntry | None]]:
+    """`text` with the entry `wanted` changed, every other byte as it was."""
+    document = parse(text)
+    for scope, spans, seen in (
+        (Scope.CORE, document.core_spans, document.core_lines),
+        (Scope.ARCHIVAL, document.archival_spans, document.archival_lines),
+    ):
+        rows = [row for start, stop in spans for row in range(start, stop)]
+        for row, line in zip(rows, seen, strict=True):
+            if entry_id(scope, line) != wanted:
+                continue
+            old = entry_from_line(line, scope)
+            new = change(old)
+            lines = list(document.lines)
+            if new is not None and new.scope is scope:
+                lines[row] = new.line + ("\r" if lines[row].endswith("\r") else "")
+                return "\n".join(lines), (old, new)
+            del lines[row]
+            result = "\n".join(lines)
+            if new is not None:  # moved: the newest of the other section
+                result = sections.with_entry(result, new.line, new.scope)
+            return result, (old, new)
+    raise StaleEntry(
+        f"No entry {wanted} here: it was edited, moved or removed since it was shown; "
+        "nothing was changed — show the memory again for its new id."
+    )

@@ -23,6 +23,8 @@ from oryxtui.memory.format import (
     InjectedWindow,
     MemoryEntry,
     Scope,
+    entry_from_line,
+    entry_line,
     injected_window,
     render_context,
     sanitize_content,
@@ -30,6 +32,8 @@ from oryxtui.memory.format import (
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
 from oryxtui.memory.sqlite_store import SqliteMemoryStore
 from oryxtui.memory.store import (
+    Change,
+    Editable,
     LongTermMemoryStore,
     MemoryRead,
     MemorySnapshot,
@@ -206,10 +210,8 @@ class MemoryService:
             window = self.window(read)
         return render_context(read.core_block.lines, window, read.core_block.gaps)
 
-    def save(
-        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
-    ) -> MemoryEntry:
-        parsed_scope = parse_scope(scope)
+    def _checked(self, content: str) -> str:
+        """`content` as an entry's text: one clean line, not empty, not too long."""
         clean = sanitize_content(content)
         if not clean:
             raise UsageError("Nothing to save: the content is empty.")
@@ -221,6 +223,13 @@ class MemoryService:
                 f"{self.max_entry_chars:,} (memory.max_entry_chars); shorten it or save it "
                 "as several entries."
             )
+        return clean
+
+    def save(
+        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
+    ) -> MemoryEntry:
+        parsed_scope = parse_scope(scope)
+        clean = self._checked(content)
         stamp = self.clock().strftime(TIME_FORMAT)
         return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope)
 
@@ -238,6 +247,48 @@ class MemoryService:
         found = self.store.search(name, keyword)
         mode = "delegated" if self.store.ranked else "keyword"
         return Recall(keyword, mode, [Hit(entry) for entry in found])
+
+    # Steering: edit, move, delete -------------------------------------------------------------
+
+    def edit(self, agent: AgentArg, entry_id: str, content: str) -> MemoryEntry:
+        """The entry's text replaced (its time and scope kept); returns the entry now."""
+        clean = self._checked(content)
+        entry_id = entry_id.strip()
+
+        def edited(old: MemoryEntry) -> MemoryEntry:
+            line = entry_line(old.time, clean) if old.time else f"- {clean}"
+            return entry_from_line(line, old.scope)
+
+        new = self._replace(agent, entry_id, edited)[1]
+        assert new is not None
+        return new
+
+    def move(self, agent: AgentArg, entry_id: str, scope: str | Scope) -> MemoryEntry:
+        """The entry moved to the end of the other section, its line (and time) kept."""
+        target = parse_scope(scope)
+
+        def moved(old: MemoryEntry) -> MemoryEntry:
+            if old.scope is target:
+                raise UsageError(f"The entry is already in {target.value}; nothing was changed.")
+            return entry_from_line(old.line, target)
+
+        new = self._replace(agent, entry_id.strip(), moved)[1]
+        assert new is not None
+        return new
+
+    def delete(self, agent: AgentArg, entry_id: str) -> MemoryEntry:
+        """The entry removed; returns it as it was."""
+        return self._replace(agent, entry_id.strip(), lambda old: None)[0]
+
+    def _replace(
+        self, agent: AgentArg, entry_id: str, change: Change
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        store = self.store
+        if not isinstance(store, Editable):
+            raise UsageError(
+                f"The {self.backend} backend cannot change single entries; use its own tools."
+            )
+        return store.replace(self.resolve_agent(agent), entry_id, change)
 
     def index_status(self, agent: AgentArg = FROM_CONTEXT) -> IndexStatus | None:
         """How much of the agent's archival memory has vectors (None: no embedder here)."""

@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from datetime import datetime
 
 from oryxtui import database
-from oryxtui.errors import MemoryWriteError
+from oryxtui.errors import MemoryWriteError, StaleEntry
 from oryxtui.memory.format import (
     TIME_FORMAT,
     EntrySequence,
@@ -15,10 +15,11 @@ from oryxtui.memory.format import (
     Scope,
     clean_entry_line,
     entry_from_line,
+    entry_id,
     entry_line,
     sanitize_content,
 )
-from oryxtui.memory.store import Corpus, MemoryRead, Section, Watch
+from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
 from oryxtui.workspace import Workspace
 
 GLOBAL_AGENT = "__global__"
@@ -151,4 +152,45 @@ class SqliteMemoryStore:
             [str(content) for _, content in rows],
             EntrySequence([_row_line(*row) for row in rows], Scope.ARCHIVAL),
             [_time_text(created) or None for created, _ in rows],
+        )
+
+    def replace(
+        self, agent: str | None, entry_id_: str, change: Change
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        """The row whose entry has this id, changed in place (its `created_at` kept) only if it
+        is still as read (compare-and-set on its content)."""
+        rows = self.database.query(
+            "SELECT id, scope, created_at, content FROM memory_entries WHERE agent_name = ?"
+            " ORDER BY id",
+            (agent or GLOBAL_AGENT,),
+        )
+        scopes = {value: scope for scope, value in _SCOPES.items()}
+        for row_id, scope_value, created, content in rows:
+            scope = scopes.get(str(scope_value))
+            if scope is None:
+                continue
+            line = _row_line(created, content)
+            if entry_id(scope, line) != entry_id_:
+                continue
+            old = entry_from_line(line, scope)
+            new = change(old)
+            connection = self.database.connection()
+            with self.database.errors(), database.write_transaction(connection):
+                if new is None:
+                    cursor = connection.execute(
+                        "DELETE FROM memory_entries WHERE id = ? AND content = ?",
+                        (row_id, content),
+                    )
+                else:
+                    cursor = connection.execute(
+                        "UPDATE memory_entries SET scope = ?, content = ? WHERE id = ?"
+                        " AND content = ?",
+                        (_SCOPES[new.scope], new.content, row_id, content),
+                    )
+            if cursor.rowcount == 1:
+                return old, new
+            break  # changed since it was read
+        raise StaleEntry(
+            f"No entry {entry_id_} here: it was edited, moved or removed since it was shown; "
+            "nothing was changed — show the memory again for its new id."
         )

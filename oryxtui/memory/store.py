@@ -3,7 +3,7 @@ what it reads, and the snapshot the service hands the UI."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -156,6 +156,22 @@ class Restorable(Protocol):
 
     def journal_problems(self, agent: str | None) -> str | None:
         """A sentence about records of the journal that could not be read, if any."""
+        ...
+
+
+Change = Callable[[MemoryEntry], "MemoryEntry | None"]
+
+
+@runtime_checkable
+class Editable(Protocol):
+    """A store whose entries can be changed one at a time (files and tables)."""
+
+    def replace(
+        self, agent: str | None, entry_id: str, change: Change
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        """Under the store's lock: find the entry `entry_id` (StaleEntry if it is not there),
+        put `change(entry)` in its place (None: remove it; another scope: move it), keep
+        everything else as it is; returns (the entry as it was, the entry now)."""
         ...
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
@@ -27,6 +28,7 @@ from oryxtui.memory.reader import (
 )
 from oryxtui.workspace import Workspace
 
+Result = TypeVar("Result")
 TEMP_PREFIX = ".MEMORY.md."
 TEMP_SUFFIX = ".tmp"
 MAX_ATTEMPTS = 50
@@ -82,6 +84,30 @@ class MemoryWriter:
         raise MemoryWriteError(
             f"{path} is empty or kept changing (an editor mid-save?); nothing was restored — "
             "try again when it is saved."
+        )
+
+    def rewrite(self, path: Path, change: Callable[[str], tuple[str, Result]]) -> Result:
+        """Replace the file's text by `change(text)[0]` and return `change(text)[1]` (call under
+        `locked`); read whole, and redone if someone saves the file meanwhile."""
+        _remove_stale_temp_files(path.parent)
+        for _ in range(MAX_ATTEMPTS):
+            self.workspace.check_write_target(path)
+            loaded = self.files.load(path)
+            if loaded.undecodable:
+                raise _undecodable(path)
+            if loaded.signature != MISSING and not loaded.text:
+                time.sleep(self.settle_seconds)  # an editor mid-save?
+                if stat_signature(path) != loaded.signature:
+                    continue
+            text, result = change(loaded.text)
+            temp = write_temp(path, [text.encode("utf-8")], TEMP_PREFIX, TEMP_SUFFIX)
+            if stat_signature(path) != loaded.signature:
+                os.unlink(temp)
+                continue
+            if self._put_in_place(temp, path, loaded.signature, text):
+                return result
+        raise MemoryWriteError(
+            f"{path} kept changing while saving; nothing was written — try again."
         )
 
     def append(self, path: Path, entries: Sequence[MemoryEntry]) -> None:
