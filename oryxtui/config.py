@@ -48,6 +48,9 @@ BINDING_IDS = (
     "focus-next",
     "focus-previous",
     "restore",
+    "edit-entry",
+    "move",
+    "delete",
     "quit",
 )
 # One key: modifiers joined by '+', then a single character or a lower-case key name (f1,

@@ -7,6 +7,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from oryxtui.tui.overview import Unselected
 from oryxtui.tui.screens.dashboard import DashboardScreen
 
 Command = tuple[str, str, Callable[[], object]]  # title, help, what it does
@@ -26,6 +27,22 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
         ("Chat", "Talk to the selected agent (c)", screen.action_chat),
         ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
     ]
+    entry = screen.entry_at_cursor()
+    if entry is not None and not isinstance(screen.selected, Unselected):
+        other = "archival" if entry.scope.value == "core" else "core"
+        commands += [
+            (
+                "Edit the entry",
+                "Change the text of the entry at the cursor (i)",
+                screen.action_edit_entry,
+            ),
+            ("Move the entry", f"To {other} (m)", screen.action_move_entry),
+            (
+                "Delete the entry",
+                "Remove the entry at the cursor, after asking (x)",
+                screen.action_delete_entry,
+            ),
+        ]
     if view.lost_count:
         commands.append(
             (

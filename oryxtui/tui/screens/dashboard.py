@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory import MemoryEntry, MemoryService, Scope
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
 from oryxtui.tui.messages import (
@@ -50,11 +50,13 @@ from oryxtui.tui.overview import (
     take_census,
 )
 from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
+from oryxtui.tui.screens.change_entry import DeleteEntryScreen, EditEntryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
+from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import Workspace
@@ -91,6 +93,9 @@ class DashboardScreen(Screen[None]):
             "shift+tab", "app.focus_previous", "Previous pane", id="focus-previous", show=False
         ),
         Binding("R", "restore", "Restore lost", id="restore", show=False),
+        Binding("i", "edit_entry", "Edit entry", id="edit-entry", show=False),
+        Binding("m", "move_entry", "Move entry", id="move", show=False),
+        Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
     ]
 
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
@@ -393,6 +398,62 @@ class DashboardScreen(Screen[None]):
             recall = partial(service.recall, agent)
             screen = RecallScreen(agent_label(agent), recall, service.ranked, service.embeds)
             self.app.push_screen(screen)
+
+    # One entry: the one at the cursor of the focused pane (else the archival pane's) ----------
+
+    def entry_at_cursor(self) -> MemoryEntry | None:
+        focused = self.focused
+        view = focused if isinstance(focused, EntryView) else self.memory_view.archival.view
+        return view.entry_at_cursor()
+
+    def _steer(self) -> tuple[AgentKey, MemoryEntry] | None:
+        agent, entry = self.selected, self.entry_at_cursor()
+        if isinstance(agent, Unselected) or entry is None:
+            return None
+        return agent, entry
+
+    def _changed(self, agent: AgentKey, done: str, entry: MemoryEntry | None) -> None:
+        if entry is not None:
+            self.pacer.request(agent)  # the watcher brings it too; not every store is watched
+            self.notify(f"{done} ({entry.scope.value}).", title="Memory", markup=False)
+
+    def action_edit_entry(self) -> None:
+        if (steer := self._steer()) is None:
+            return
+        agent, entry = steer
+        edit = partial(self.service.edit, agent, entry.id)
+        self.app.push_screen(
+            EditEntryScreen(entry, edit), partial(self._changed, agent, "Entry edited")
+        )
+
+    def action_delete_entry(self) -> None:
+        if (steer := self._steer()) is None:
+            return
+        agent, entry = steer
+        delete = partial(self.service.delete, agent, entry.id)
+        self.app.push_screen(
+            DeleteEntryScreen(entry, delete), partial(self._changed, agent, "Entry deleted")
+        )
+
+    def action_move_entry(self) -> None:
+        if (steer := self._steer()) is not None:
+            self._move(*steer)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="move")
+    def _move(self, agent: AgentKey, entry: MemoryEntry) -> None:
+        target = Scope.ARCHIVAL if entry.scope is Scope.CORE else Scope.CORE
+        try:
+            moved = self.service.move(agent, entry.id, target)
+        except OryxError as exc:
+            self.app.call_from_thread(
+                self.notify,
+                display_text(str(exc)),
+                title="Not moved",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.app.call_from_thread(self._changed, agent, f"Moved to {target.value}", moved)
 
     def action_restore(self) -> None:
         if self.memory_view.lost_count and not isinstance(self.selected, Unselected):

@@ -1,0 +1,122 @@
+"""The dialogs that change one entry: edit its text (enter saves), or confirm its deletion
+(enter or y deletes). Each runs the change in a worker and stays open with the reason when it
+is refused (the entry changed since it was shown, a locked file)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryEntry
+from oryxtui.tui.text import display_text
+
+Edit = Callable[[str], MemoryEntry]
+Delete = Callable[[], MemoryEntry]
+
+
+class EditEntryScreen(ModalScreen[MemoryEntry | None]):
+    """Dismissed with the entry as edited; its time and scope stay."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="edit-entry.cancel")]
+
+    def __init__(self, entry: MemoryEntry, edit: Edit) -> None:
+        super().__init__()
+        self.entry = entry
+        self.edit = edit
+
+    def compose(self) -> ComposeResult:
+        entry = self.entry
+        when = entry.time or "no time"
+        with Vertical(id="edit-dialog", classes="dialog"):
+            yield Label(
+                f"Edit the {entry.scope.value} entry of {when}",
+                classes="dialog-title",
+                markup=False,
+            )
+            yield Input(display_text(entry.content), id="edit-text")
+            yield Static(
+                "enter saves (the time stays) · escape cancels", classes="dialog-hint", markup=False
+            )
+            yield Static("", id="edit-error", classes="dialog-error", markup=False)
+
+    @on(Input.Submitted, "#edit-text")
+    def _submit(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.query_one("#edit-error", Static).update(
+                "An entry cannot be empty; to remove it, delete it (x)."
+            )
+            return
+        event.input.disabled = True
+        self._edit(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="edit-entry")
+    def _edit(self, text: str) -> None:
+        try:
+            entry = self.edit(text)
+        except OryxError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+        else:
+            self.app.call_from_thread(self.dismiss, entry)
+
+    def _failed(self, message: str) -> None:
+        field = self.query_one("#edit-text", Input)
+        field.disabled = False
+        field.focus()
+        self.query_one("#edit-error", Static).update(f"Not changed: {display_text(message)}")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DeleteEntryScreen(ModalScreen[MemoryEntry | None]):
+    """Asks first; dismissed with the deleted entry."""
+
+    BINDINGS = [
+        Binding("escape,n", "cancel", "Cancel", id="delete-entry.cancel"),
+        Binding("enter,y", "delete", "Delete", id="delete-entry.confirm"),
+    ]
+
+    def __init__(self, entry: MemoryEntry, delete: Delete) -> None:
+        super().__init__()
+        self.entry = entry
+        self.delete = delete
+        self.busy = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="delete-dialog", classes="dialog"):
+            yield Label(
+                f"Delete this {self.entry.scope.value} entry?", classes="dialog-title", markup=False
+            )
+            yield Static(display_text(self.entry.line, 500), markup=False)
+            yield Static(
+                "enter or y deletes · escape keeps it", classes="dialog-hint", markup=False
+            )
+            yield Static("", id="delete-error", classes="dialog-error", markup=False)
+
+    def action_delete(self) -> None:
+        if not self.busy:
+            self.busy = True
+            self._delete()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="delete-entry")
+    def _delete(self) -> None:
+        try:
+            entry = self.delete()
+        except OryxError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+        else:
+            self.app.call_from_thread(self.dismiss, entry)
+
+    def _failed(self, message: str) -> None:
+        self.busy = False
+        self.query_one("#delete-error", Static).update(f"Not deleted: {display_text(message)}")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,73 @@
+"""Steering memory in the dashboard, through Pilot: the entry at the cursor is edited (i),
+moved to the other section (m) or deleted after a confirmation (x); the file changes on disk
+and the panes follow."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from oryxtui.tui.screens.change_entry import DeleteEntryScreen, EditEntryScreen
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import archival_pane, build_workspace, core_pane, make_app, wait_for
+
+
+@pytest.fixture
+def demo_workspace(workspace: Workspace) -> Workspace:
+    return build_workspace(workspace)
+
+
+NEWEST = "note on question 59: answer number 59"
+
+
+async def test_edit_move_and_delete_the_entry_at_the_cursor(demo_workspace: Workspace) -> None:
+    memory_file = demo_workspace.memory_file("alpha")
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 60)
+        assert NEWEST in archival.view.entry_at_cursor().content  # the cursor follows the newest
+
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditEntryScreen))
+        field = app.screen.query_one("#edit-text", Input)
+        field.value = "the answer to 59 is known"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "] the answer to 59 is known" in memory_file.read_text())
+        assert "- [2026-07-21 09:59:00] the answer to 59 is known" in memory_file.read_text()
+        await wait_for(pilot, lambda: archival.view.entry_at_cursor().content.startswith("the"))
+
+        await pilot.press("m")  # to core, with its time
+        await wait_for(pilot, lambda: core_pane(app).view.row_count == 2)
+        assert archival.view.row_count == 59
+        text = memory_file.read_text()
+        core_part = text.split("## 归档记忆")[0]
+        assert "- [2026-07-21 09:59:00] the answer to 59 is known" in core_part
+
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, DeleteEntryScreen))
+        await pilot.press("escape")  # kept
+        assert archival.view.row_count == 59
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, DeleteEntryScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: archival.view.row_count == 58)
+        assert "answer number 58 " not in memory_file.read_text()
+        assert app.service.lost("alpha") == []
+
+
+async def test_a_stale_entry_is_refused_in_the_dialog(demo_workspace: Workspace) -> None:
+    memory_file = demo_workspace.memory_file("alpha")
+    app = make_app(demo_workspace, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 60)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditEntryScreen))
+        memory_file.write_text(memory_file.read_text().replace("number 59", "number fifty-nine"))
+        app.screen.query_one("#edit-text", Input).value = "mine"
+        await pilot.press("enter")
+        error = app.screen.query_one("#edit-error")
+        await wait_for(pilot, lambda: "since it was shown" in str(error.render()))
+        assert "fifty-nine" in memory_file.read_text() and "] mine" not in memory_file.read_text()
+        await pilot.press("escape")
