@@ -242,13 +242,25 @@ def _index_one(service: MemoryService, agent: str | None, args: argparse.Namespa
 
 def cmd_memory_doctor(args: argparse.Namespace) -> int:
     service, agent = _memory_service(args)
-    lost = service.restore(agent) if args.restore else service.lost(agent)
+    if args.restore and args.accept:
+        raise UsageError("Use --restore or --accept, not both.")
+    if args.restore:
+        lost = service.restore(agent)
+    elif args.accept:
+        lost = service.accept(agent)
+    else:
+        lost = service.lost(agent)
     problems = service.journal_problems(agent)
     if problems:
         _warn(problems)
     if args.json:
         _print_json(
-            {"agent": agent, "restored": args.restore, "entries": [e.to_json() for e in lost]}
+            {
+                "agent": agent,
+                "restored": args.restore,
+                "accepted": args.accept,
+                "entries": [e.to_json() for e in lost],
+            }
         )
         return EXIT_OK
     where = f"agent {agent}" if agent else "the global memory"
@@ -258,10 +270,16 @@ def cmd_memory_doctor(args: argparse.Namespace) -> int:
         sys.stdout.write(
             f"Restored {len(lost)} entr{'y' if len(lost) == 1 else 'ies'} to {where}:\n"
         )
+    elif args.accept:
+        sys.stdout.write(
+            f"Accepted the removal of {len(lost)} entr{'y' if len(lost) == 1 else 'ies'} from "
+            f"{where}; they will not be reported again:\n"
+        )
     else:
         sys.stdout.write(
             f"{len(lost)} entr{'y' if len(lost) == 1 else 'ies'} oryxtui saved to {where} "
-            "were removed by an outside edit (restore with --restore):\n"
+            "were removed by an outside edit (put them back with --restore, or accept the "
+            "removal with --accept):\n"
         )
     _print("".join(f"{entry.scope.value}: {entry.line}\n" for entry in lost))
     return EXIT_OK
@@ -539,6 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="find entries oryxtui saved that an outside edit removed; --restore puts them back",
     )
     doctor.add_argument("--restore", action="store_true", help="save the lost entries again")
+    doctor.add_argument(
+        "--accept", action="store_true", help="the removal was meant: stop reporting them"
+    )
     doctor.set_defaults(handler=cmd_memory_doctor)
     prompt = commands.add_parser(
         "prompt",

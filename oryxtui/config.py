@@ -48,6 +48,7 @@ BINDING_IDS = (
     "focus-next",
     "focus-previous",
     "restore",
+    "accept",
     "edit-entry",
     "move",
     "delete",

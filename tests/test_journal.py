@@ -9,6 +9,7 @@ import time
 
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.tui.app import OryxApp
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import archival_pane, build_workspace, make_app, memory_shown, wait_for
 from tests.support import make_agent, run_oryxtui
@@ -130,8 +131,57 @@ async def test_the_dashboard_offers_to_restore(workspace: Workspace) -> None:
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         clobber(memory_file, stale)
         banner = app.query_one("#agent-banner")
-        await wait_for(pilot, lambda: "press R to restore" in str(banner.render()))
+        await wait_for(pilot, lambda: "R restores them" in str(banner.render()))
         await pilot.press("R")
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         await wait_for(pilot, lambda: "press R" not in str(banner.render()))
     assert "the dashboard saved this" in memory_file.read_text()
+
+
+def footer_keys(app: OryxApp) -> set[str]:
+    """The keys the footer shows now (an action its screen refuses is left out)."""
+    return {key for key, active in app.screen.active_bindings.items() if active.binding.show}
+
+
+async def test_the_dashboard_accepts_an_outside_removal_and_says_so_in_the_footer(
+    workspace: Workspace,
+) -> None:
+    build_workspace(workspace)
+    memory_file = workspace.memory_file("alpha")
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: memory_shown(app))
+        assert "R" not in footer_keys(app) and "A" not in footer_keys(app)
+        stale = memory_file.read_text()
+        app.service.save("alpha", "removed on purpose", "archival")
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
+        clobber(memory_file, stale)
+        banner = app.query_one("#agent-banner")
+        await wait_for(pilot, lambda: "A accepts the removal" in str(banner.render()))
+        assert {"R", "A"} <= footer_keys(app)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: "A accepts" not in str(banner.render()))
+        assert "R" not in footer_keys(app)
+    assert "removed on purpose" not in memory_file.read_text()
+    assert app.service.lost("alpha") == []
+
+
+def test_doctor_accepts_an_outside_removal(workspace: Workspace) -> None:
+    make_agent(workspace, "scribe")
+    root = str(workspace.root)
+    assert (
+        run_oryxtui("memory", "save", "--root", root, "--agent", "scribe", "meant").returncode == 0
+    )
+    memory_file = workspace.memory_file("scribe")
+    memory_file.write_text(memory_file.read_text().replace("meant", "edited by hand"))
+    found = run_oryxtui("memory", "doctor", "--root", root, "--agent", "scribe")
+    assert "--accept" in found.stdout
+    accepted = run_oryxtui("memory", "doctor", "--root", root, "--agent", "scribe", "--accept")
+    assert accepted.returncode == 0 and "Accepted the removal of 1 entry" in accepted.stdout
+    assert (
+        "Nothing lost"
+        in run_oryxtui("memory", "doctor", "--root", root, "--agent", "scribe").stdout
+    )
+    assert "edited by hand" in memory_file.read_text()
+    both = run_oryxtui("memory", "doctor", "--root", root, "--restore", "--accept")
+    assert both.returncode == 2

@@ -133,6 +133,16 @@ class MarkdownMemoryStore:
                 self.writer.append(path, missing)
         return missing
 
+    def accept(self, agent: str | None) -> list[MemoryEntry]:
+        """Record the lost entries as deliberately removed, so they are never reported again."""
+        path = self.workspace.memory_file(agent)
+        self.workspace.check_write_target(path)
+        with self.writer.locked(path):
+            missing = self.lost(agent)
+            for entry in missing:
+                self.journal.record(path, entry, forgotten=True)
+        return missing
+
     def journal_problems(self, agent: str | None) -> str | None:
         return self.journal.problems(self._path(agent))
 

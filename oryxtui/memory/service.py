@@ -317,6 +317,11 @@ class MemoryService:
         store = self.store
         return store.restore(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
 
+    def accept(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
+        """Accept an outside removal: the lost entries are forgotten, not restored."""
+        store = self.store
+        return store.accept(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
+
     def journal_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
         """A sentence about unreadable records in the journal `lost` and `restore` rely on."""
         store = self.store

@@ -154,6 +154,10 @@ class Restorable(Protocol):
         """Write the lost entries again, with their times; returns them."""
         ...
 
+    def accept(self, agent: str | None) -> list[MemoryEntry]:
+        """Forget the lost entries: their removal was meant; returns them."""
+        ...
+
     def journal_problems(self, agent: str | None) -> str | None:
         """A sentence about records of the journal that could not be read, if any."""
         ...

@@ -92,7 +92,8 @@ class DashboardScreen(Screen[None]):
         Binding(
             "shift+tab", "app.focus_previous", "Previous pane", id="focus-previous", show=False
         ),
-        Binding("R", "restore", "Restore lost", id="restore", show=False),
+        Binding("R", "restore", "Restore lost", id="restore"),
+        Binding("A", "accept", "Accept removal", id="accept"),
         Binding("i", "edit_entry", "Edit entry", id="edit-entry", show=False),
         Binding("m", "move_entry", "Move entry", id="move", show=False),
         Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
@@ -275,6 +276,7 @@ class DashboardScreen(Screen[None]):
             self.census.request(agent)
         if agent == self.selected:
             memory = self.memory_view.show(memory)
+            self.refresh_bindings()  # restore and accept show only while something is lost
             if self.shown == agent:
                 self.prompt_pane.rebuild()  # the memory changed
             else:
@@ -297,6 +299,7 @@ class DashboardScreen(Screen[None]):
         summary = replace(known, archival_count=event.archival_count, lost_count=event.lost_count)
         self.agent_list.update_summaries([summary])
         self.memory_view.count_all(summary)
+        self.refresh_bindings()
 
     @on(IndexChanged)
     def _index_changed(self, event: IndexChanged) -> None:
@@ -454,6 +457,30 @@ class DashboardScreen(Screen[None]):
             )
             return
         self.app.call_from_thread(self._changed, agent, f"Moved to {target.value}", moved)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Restore and accept are in the footer only while something is lost."""
+        if action in ("restore", "accept"):
+            return bool(self.memory_view.lost_count)
+        return True
+
+    def action_accept(self) -> None:
+        if self.memory_view.lost_count and not isinstance(self.selected, Unselected):
+            self._accept(self.selected)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
+    def _accept(self, agent: AgentKey) -> None:
+        try:
+            accepted = self.service.accept(agent)
+        except OryxError as exc:
+            self.app.call_from_thread(
+                self.notify, display_text(str(exc)), severity="error", markup=False
+            )
+            return
+        count = len(accepted)
+        message = f"Accepted: {count} removed entr{'y' if count == 1 else 'ies'} forgotten."
+        self.app.call_from_thread(self.notify, message, title="Accept", markup=False)
+        self.app.call_from_thread(self.pacer.request, agent)
 
     def action_restore(self) -> None:
         if self.memory_view.lost_count and not isinstance(self.selected, Unselected):

@@ -48,7 +48,7 @@ def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
         count = summary.lost_count
         return Text(
             f"⚠ {count} entr{'y' if count == 1 else 'ies'} saved by oryxtui "
-            "were overwritten by an outside edit — press R to restore."
+            "were removed by an outside edit — R restores them, A accepts the removal."
         )
     if summary.error:
         return Text(f"⚠ {display_text(summary.error)}")
