@@ -52,6 +52,7 @@ BINDING_IDS = (
     "edit-entry",
     "move",
     "delete",
+    "duplicates",
     "quit",
 )
 # One key: modifiers joined by '+', then a single character or a lower-case key name (f1,

@@ -98,8 +98,11 @@ async def test_the_session_history_comes_back_when_the_agent_is_selected(
     async with again.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(again))
         await wait_for(pilot, lambda: len(chat_pane(again).query(".chat-user")) == 1)
-        replies = [m.source for m in chat_pane(again).query(Markdown)]
-        assert any("answer number 7" in reply for reply in replies)
+        # The reply is drawn after the question: wait for it too, not only the question.
+        await wait_for(
+            pilot,
+            lambda: any("answer number 7" in m.source for m in chat_pane(again).query(Markdown)),
+        )
 
 
 async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
-from oryxtui.tui.screens.change_entry import DeleteEntryScreen, EditEntryScreen
+from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import archival_pane, build_workspace, core_pane, make_app, wait_for
 
@@ -45,11 +45,11 @@ async def test_edit_move_and_delete_the_entry_at_the_cursor(demo_workspace: Work
         assert "- [2026-07-21 09:59:00] the answer to 59 is known" in core_part
 
         await pilot.press("x")
-        await wait_for(pilot, lambda: isinstance(app.screen, DeleteEntryScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")  # kept
         assert archival.view.row_count == 59
         await pilot.press("x")
-        await wait_for(pilot, lambda: isinstance(app.screen, DeleteEntryScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_for(pilot, lambda: archival.view.row_count == 58)
         assert "answer number 58 " not in memory_file.read_text()
@@ -71,3 +71,26 @@ async def test_a_stale_entry_is_refused_in_the_dialog(demo_workspace: Workspace)
         await wait_for(pilot, lambda: "since it was shown" in str(error.render()))
         assert "fifty-nine" in memory_file.read_text() and "] mine" not in memory_file.read_text()
         await pilot.press("escape")
+
+
+async def test_repeated_entries_are_marked_and_removed_with_one_key(
+    demo_workspace: Workspace,
+) -> None:
+    memory_file = demo_workspace.memory_file("alpha")
+    with memory_file.open("a", encoding="utf-8") as handle:
+        handle.write(
+            "- [2026-07-21 10:00:00] Note on question 3:  ANSWER number 3 with enough "
+            "words to fill a line of the archival pane\n"
+        )
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 61)
+        assert archival.view.duplicates == {60}
+        assert "= 1 repeated (D removes)" in str(archival.border_title)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: archival.view.row_count == 60)
+        assert "ANSWER" not in memory_file.read_text()
+        assert not archival.view.duplicates

@@ -148,3 +148,43 @@ def test_a_stale_entry_is_409_over_rest(tmp_path: Path, workspace: Workspace) ->
         assert gone.status_code == 200 and gone.json()["data"]["content"] == "deploy on wednesday"
         assert client.delete(f"/api/v1/agents/ops/memory/entries/{data['id']}").status_code == 409
     assert "deploy" not in workspace.memory_file("ops").read_text()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeated_entries_are_found_and_the_oldest_kept(workspace: Workspace, backend: str) -> None:
+    service = service_for(workspace, backend)
+    for text, scope in [
+        ("Deploy  window is Tuesday", "archival"),
+        ("deploy window is tuesday", "archival"),
+        ("something else", "archival"),
+        ("DEPLOY WINDOW IS TUESDAY", "archival"),
+        ("prefers tea", "core"),
+        ("Prefers tea", "core"),
+        ("deploy window is tuesday", "core"),  # the other section: not a repeat
+    ]:
+        service.save("ops", text, scope)
+    snapshot = service.snapshot("ops")
+    assert snapshot.archival_duplicates == {1, 3} and snapshot.core_duplicates == {1}
+    removed = service.remove_duplicates("ops")
+    assert sorted(e.content for e in removed) == [
+        "DEPLOY WINDOW IS TUESDAY",
+        "Prefers tea",
+        "deploy window is tuesday",
+    ]
+    after = service.snapshot("ops")
+    assert [e.content for e in after.archival] == ["Deploy window is Tuesday", "something else"]
+    assert [e.content for e in after.core] == ["prefers tea", "deploy window is tuesday"]
+    assert service.remove_duplicates("ops") == []
+    assert service.lost("ops") == []
+
+
+def test_removing_repeats_keeps_every_other_byte(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    path = workspace.memory_file("ops")
+    original = (
+        f"preamble\n{CORE_HEADER}\n- [2026-07-01 09:00:00] a\n{ARCHIVAL_HEADER}\n"
+        "- [2026-07-01 09:01:00] b\n\n## my notes\n- [2026-07-01 09:02:00] B\n- c\n"
+    )
+    path.write_text(original)
+    assert len(service_for(workspace, "markdown").remove_duplicates("ops")) == 1
+    assert path.read_text() == original.replace("- [2026-07-01 09:02:00] B\n", "")

@@ -111,6 +111,24 @@ class EntrySequence(Sequence[MemoryEntry]):
     __hash__ = None  # type: ignore[assignment]
 
 
+def normalised(content: str) -> str:
+    """What makes two entries the same: their content with white space collapsed, any case."""
+    return " ".join(content.split()).casefold()
+
+
+def duplicates(entries: Sequence[MemoryEntry]) -> frozenset[int]:
+    """Indexes of the entries that repeat an earlier one (after `normalised`)."""
+    seen: set[str] = set()
+    repeated: set[int] = set()
+    for index, entry in enumerate(entries):
+        key = normalised(entry.content)
+        if key in seen:
+            repeated.add(index)
+        else:
+            seen.add(key)
+    return frozenset(repeated)
+
+
 def entry_line(time: str, content: str) -> str:
     return f"- [{time}] {content}"
 

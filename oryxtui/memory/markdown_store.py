@@ -11,6 +11,7 @@ from oryxtui.memory import sections
 from oryxtui.memory.format import (
     MemoryEntry,
     Scope,
+    duplicates,
     entry_from_line,
     entry_id,
     entry_line,
@@ -84,6 +85,15 @@ class MarkdownMemoryStore:
             if new is not None:
                 self.journal.record(path, new)
         return old, new
+
+    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        path = self.workspace.memory_file(agent)
+        with self.writer.locked(path):
+            removed, kept = self.writer.rewrite(path, without_duplicates)
+            for entry in removed:
+                if (entry.scope, entry.line) not in kept:  # the same line stays: still journaled
+                    self.journal.record(path, entry, forgotten=True)
+        return removed
 
     # Rankable ---------------------------------------------------------------------------------
 
@@ -175,3 +185,29 @@ def replaced(
         f"No entry {wanted} here: it was edited, moved or removed since it was shown; "
         "nothing was changed — show the memory again for its new id."
     )
+
+
+def without_duplicates(
+    text: str,
+) -> tuple[str, tuple[list[MemoryEntry], set[tuple[Scope, str]]]]:
+    """`text` without the entries that repeat an earlier one of their section; every other
+    byte as it was. Also returns the removed entries and the (scope, line) of those kept."""
+    document = parse(text)
+    drop: set[int] = set()
+    removed: list[MemoryEntry] = []
+    kept: set[tuple[Scope, str]] = set()
+    for scope, spans, seen in (
+        (Scope.CORE, document.core_spans, document.core_lines),
+        (Scope.ARCHIVAL, document.archival_spans, document.archival_lines),
+    ):
+        rows = [row for start, stop in spans for row in range(start, stop)]
+        entries = [entry_from_line(line, scope) for line in seen]
+        repeated = duplicates(entries)
+        for index, (row, entry) in enumerate(zip(rows, entries, strict=True)):
+            if index in repeated:
+                drop.add(row)
+                removed.append(entry)
+            else:
+                kept.add((scope, entry.line))
+    lines = [line for row, line in enumerate(document.lines) if row not in drop]
+    return "\n".join(lines), (removed, kept)

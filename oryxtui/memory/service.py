@@ -280,6 +280,16 @@ class MemoryService:
         """The entry removed; returns it as it was."""
         return self._replace(agent, entry_id.strip(), lambda old: None)[0]
 
+    def remove_duplicates(self, agent: AgentArg) -> list[MemoryEntry]:
+        """Entries that repeat an earlier one of their section (same words, any case or
+        spacing) removed, the oldest kept; returns the removed ones."""
+        store = self.store
+        if not isinstance(store, Editable):
+            raise UsageError(
+                f"The {self.backend} backend cannot change single entries; use its own tools."
+            )
+        return store.remove_duplicates(self.resolve_agent(agent))
+
     def _replace(
         self, agent: AgentArg, entry_id: str, change: Change
     ) -> tuple[MemoryEntry, MemoryEntry | None]:

@@ -17,6 +17,7 @@ from oryxtui.memory.format import (
     entry_from_line,
     entry_id,
     entry_line,
+    normalised,
     sanitize_content,
 )
 from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
@@ -194,3 +195,35 @@ class SqliteMemoryStore:
             f"No entry {entry_id_} here: it was edited, moved or removed since it was shown; "
             "nothing was changed — show the memory again for its new id."
         )
+
+    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        """Rows whose content repeats an earlier row's of their scope, deleted in one
+        transaction (each only if it is still as read)."""
+        rows = self.database.query(
+            "SELECT id, scope, created_at, content FROM memory_entries WHERE agent_name = ?"
+            " ORDER BY id",
+            (agent or GLOBAL_AGENT,),
+        )
+        scopes = {value: scope for scope, value in _SCOPES.items()}
+        seen: set[tuple[Scope, str]] = set()
+        doomed: list[tuple[object, object, MemoryEntry]] = []
+        for row_id, scope_value, created, content in rows:
+            scope = scopes.get(str(scope_value))
+            if scope is None:
+                continue
+            entry = entry_from_line(_row_line(created, content), scope)
+            key = (scope, normalised(entry.content))
+            if key in seen:
+                doomed.append((row_id, content, entry))
+            else:
+                seen.add(key)
+        removed = []
+        connection = self.database.connection()
+        with self.database.errors(), database.write_transaction(connection):
+            for row_id, content, entry in doomed:
+                cursor = connection.execute(
+                    "DELETE FROM memory_entries WHERE id = ? AND content = ?", (row_id, content)
+                )
+                if cursor.rowcount == 1:
+                    removed.append(entry)
+        return removed

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -16,6 +17,7 @@ from oryxtui.memory.format import (
     InjectedWindow,
     MemoryEntry,
     Scope,
+    duplicates,
 )
 
 
@@ -73,6 +75,15 @@ class MemorySnapshot:
     # The file is missing or empty: maybe deleted, maybe an editor mid-save (truncate, then write).
     blank_file: bool = False
     partial: Partial | None = None
+
+    @cached_property
+    def core_duplicates(self) -> frozenset[int]:
+        """Core entries that repeat an earlier one (made once; the dashboard's worker asks)."""
+        return duplicates(self.core)
+
+    @cached_property
+    def archival_duplicates(self) -> frozenset[int]:
+        return duplicates(self.archival)
 
     @property
     def window_start(self) -> int:
@@ -176,6 +187,11 @@ class Editable(Protocol):
         """Under the store's lock: find the entry `entry_id` (StaleEntry if it is not there),
         put `change(entry)` in its place (None: remove it; another scope: move it), keep
         everything else as it is; returns (the entry as it was, the entry now)."""
+        ...
+
+    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        """Keep the oldest of entries that are the same (`normalised`, per section) and remove
+        the rest, in one write; returns the removed ones."""
         ...
 
 

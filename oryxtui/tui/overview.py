@@ -77,6 +77,8 @@ def load_agent(
         snapshot = service.snapshot(name, newest_bytes)
     except OryxError as exc:
         problems.append(str(exc))
+    if snapshot is not None:
+        snapshot.core_duplicates, snapshot.archival_duplicates  # noqa: B018 - made here, off the UI
     if snapshot is not None and snapshot.warning:
         problems.append(snapshot.warning)
     lost, archival_count = 0, len(snapshot.archival) if snapshot else None

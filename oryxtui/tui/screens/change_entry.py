@@ -1,10 +1,11 @@
-"""The dialogs that change one entry: edit its text (enter saves), or confirm its deletion
-(enter or y deletes). Each runs the change in a worker and stays open with the reason when it
+"""The dialogs that change entries: edit one's text (enter saves), or confirm a removal (enter
+or y goes ahead). Each runs the change in a worker and stays open with the reason when it
 is refused (the entry changed since it was shown, a locked file)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,7 +19,7 @@ from oryxtui.memory import MemoryEntry
 from oryxtui.tui.text import display_text
 
 Edit = Callable[[str], MemoryEntry]
-Delete = Callable[[], MemoryEntry]
+Done = TypeVar("Done")
 
 
 class EditEntryScreen(ModalScreen[MemoryEntry | None]):
@@ -75,48 +76,46 @@ class EditEntryScreen(ModalScreen[MemoryEntry | None]):
         self.dismiss(None)
 
 
-class DeleteEntryScreen(ModalScreen[MemoryEntry | None]):
-    """Asks first; dismissed with the deleted entry."""
+class ConfirmScreen(ModalScreen[Done | None]):
+    """Asks before a change that removes something; dismissed with what `run` returned."""
 
     BINDINGS = [
-        Binding("escape,n", "cancel", "Cancel", id="delete-entry.cancel"),
-        Binding("enter,y", "delete", "Delete", id="delete-entry.confirm"),
+        Binding("escape,n", "cancel", "Cancel", id="confirm.cancel"),
+        Binding("enter,y", "confirm", "Confirm", id="confirm.confirm"),
     ]
 
-    def __init__(self, entry: MemoryEntry, delete: Delete) -> None:
+    def __init__(self, title: str, detail: str, run: Callable[[], Done]) -> None:
         super().__init__()
-        self.entry = entry
-        self.delete = delete
+        self.title_text = title
+        self.detail = detail
+        self.run = run
         self.busy = False
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="delete-dialog", classes="dialog"):
-            yield Label(
-                f"Delete this {self.entry.scope.value} entry?", classes="dialog-title", markup=False
-            )
-            yield Static(display_text(self.entry.line, 500), markup=False)
-            yield Static(
-                "enter or y deletes · escape keeps it", classes="dialog-hint", markup=False
-            )
-            yield Static("", id="delete-error", classes="dialog-error", markup=False)
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Static(display_text(self.detail, 500), markup=False)
+            hint = "enter or y goes ahead · escape keeps everything"
+            yield Static(hint, classes="dialog-hint", markup=False)
+            yield Static("", id="confirm-error", classes="dialog-error", markup=False)
 
-    def action_delete(self) -> None:
+    def action_confirm(self) -> None:
         if not self.busy:
             self.busy = True
-            self._delete()
+            self._run()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="delete-entry")
-    def _delete(self) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="confirm")
+    def _run(self) -> None:
         try:
-            entry = self.delete()
+            done = self.run()
         except OryxError as exc:
             self.app.call_from_thread(self._failed, str(exc))
         else:
-            self.app.call_from_thread(self.dismiss, entry)
+            self.app.call_from_thread(self.dismiss, done)
 
     def _failed(self, message: str) -> None:
         self.busy = False
-        self.query_one("#delete-error", Static).update(f"Not deleted: {display_text(message)}")
+        self.query_one("#confirm-error", Static).update(f"Nothing changed: {display_text(message)}")
 
     def action_cancel(self) -> None:
         self.dismiss(None)

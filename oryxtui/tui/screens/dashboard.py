@@ -50,7 +50,7 @@ from oryxtui.tui.overview import (
     take_census,
 )
 from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
-from oryxtui.tui.screens.change_entry import DeleteEntryScreen, EditEntryScreen
+from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.text import display_text
@@ -97,6 +97,7 @@ class DashboardScreen(Screen[None]):
         Binding("i", "edit_entry", "Edit entry", id="edit-entry", show=False),
         Binding("m", "move_entry", "Move entry", id="move", show=False),
         Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
+        Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
     ]
 
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
@@ -434,9 +435,35 @@ class DashboardScreen(Screen[None]):
             return
         agent, entry = steer
         delete = partial(self.service.delete, agent, entry.id)
+        title = f"Delete this {entry.scope.value} entry?"
         self.app.push_screen(
-            DeleteEntryScreen(entry, delete), partial(self._changed, agent, "Entry deleted")
+            ConfirmScreen(title, entry.line, delete), partial(self._changed, agent, "Entry deleted")
         )
+
+    def action_remove_duplicates(self) -> None:
+        shown = self.memory_view.shown
+        agent = self.selected
+        snapshot = shown.snapshot if shown is not None else None
+        if snapshot is None or isinstance(agent, Unselected):
+            return
+        count = len(snapshot.core_duplicates) + len(snapshot.archival_duplicates)
+        if not count:
+            self.notify("No repeated entries here.", title="Duplicates", markup=False)
+            return
+        title = f"Remove {count} repeated entr{'y' if count == 1 else 'ies'}?"
+        detail = (
+            "Entries with the same words (any case or spacing) as an older one of their section "
+            "are removed; the oldest of each stays."
+        )
+        remove = partial(self.service.remove_duplicates, agent)
+        self.app.push_screen(ConfirmScreen(title, detail, remove), partial(self._deduped, agent))
+
+    def _deduped(self, agent: AgentKey, removed: list[MemoryEntry] | None) -> None:
+        if removed is not None:
+            self.pacer.request(agent)
+            count = len(removed)
+            message = f"Removed {count} repeated entr{'y' if count == 1 else 'ies'}."
+            self.notify(message, title="Duplicates", markup=False)
 
     def action_move_entry(self) -> None:
         if (steer := self._steer()) is not None:

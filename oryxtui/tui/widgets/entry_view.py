@@ -20,6 +20,7 @@ from oryxtui.tui.text import display_text
 TIME_WIDTH = 19
 NOT_INJECTED = "○"
 FRESH = "+"
+DUPLICATE = "="
 
 
 class EntryView(ScrollView, can_focus=True):
@@ -64,6 +65,7 @@ class EntryView(ScrollView, can_focus=True):
         self.rows: Sequence[int] = range(0)  # entry index shown on each row (a filter narrows it)
         self.window_start = 0
         self.fresh: set[int] = set()
+        self.duplicates: frozenset[int] = frozenset()
 
     @property
     def row_count(self) -> int:
@@ -79,6 +81,7 @@ class EntryView(ScrollView, can_focus=True):
         rows: Sequence[int] | None = None,
         window_start: int = 0,
         fresh: set[int] | None = None,
+        duplicates: frozenset[int] = frozenset(),
     ) -> None:
         """Replace what is shown; keep following the newest entry if the view was at the bottom."""
         following = self.at_bottom or self.cursor >= self.row_count - 1
@@ -86,6 +89,7 @@ class EntryView(ScrollView, can_focus=True):
         self.rows = range(len(entries)) if rows is None else rows
         self.window_start = window_start
         self.fresh = fresh or set()
+        self.duplicates = duplicates
         self.virtual_size = Size(self.size.width, len(self.rows))
         if following or not 0 <= self.cursor < len(self.rows):
             self.cursor = len(self.rows) - 1
@@ -161,7 +165,12 @@ class EntryView(ScrollView, can_focus=True):
             style += self.get_component_rich_style("entry-view--fresh")
         if row == self.cursor:
             style += self.get_component_rich_style("entry-view--cursor")
-        mark = NOT_INJECTED if outside else FRESH if index in self.fresh else " "
+        if index in self.fresh:
+            mark = FRESH
+        elif index in self.duplicates:
+            mark = DUPLICATE
+        else:
+            mark = NOT_INJECTED if outside else " "
         time_style = style + self.get_component_rich_style("entry-view--time", partial=True)
         segments = [
             Segment(f"{mark} ", style),

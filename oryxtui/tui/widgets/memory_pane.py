@@ -17,7 +17,7 @@ from oryxtui.memory import MemoryEntry, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.text import display_text
-from oryxtui.tui.widgets.entry_view import NOT_INJECTED, EntryView
+from oryxtui.tui.widgets.entry_view import DUPLICATE, NOT_INJECTED, EntryView
 
 DETAIL_LIMIT = 1000
 
@@ -39,8 +39,13 @@ class MemoryPane(Vertical):
     def view(self) -> EntryView:
         return self.query_one(EntryView)
 
-    def show(self, entries: Sequence[MemoryEntry], fresh: set[int]) -> None:
-        self.view.show(entries, fresh=fresh)
+    def show(
+        self,
+        entries: Sequence[MemoryEntry],
+        fresh: set[int],
+        duplicates: frozenset[int] = frozenset(),
+    ) -> None:
+        self.view.show(entries, fresh=fresh, duplicates=duplicates)
         self.set_title(len(entries))
 
     def set_title(
@@ -57,6 +62,8 @@ class MemoryPane(Vertical):
         parts = [self.title, count]
         if outside:
             parts.append(f"{NOT_INJECTED} {outside:,} not injected")
+        if repeated := len(self.view.duplicates):
+            parts.append(f"{DUPLICATE} {repeated:,} repeated (D removes)")
         self.border_title = " · ".join(parts)
 
     @on(EntryView.CursorMoved)
@@ -145,7 +152,13 @@ class ArchivalPane(MemoryPane):
         snapshot = self.snapshot
         assert snapshot is not None
         view = self.view
-        view.show(snapshot.archival, rows=rows, window_start=snapshot.window_start, fresh=fresh)
+        view.show(
+            snapshot.archival,
+            rows=rows,
+            window_start=snapshot.window_start,
+            fresh=fresh,
+            duplicates=snapshot.archival_duplicates,
+        )
         total = len(snapshot.archival)
         outside = min(snapshot.window_start, total)
         self.set_title(total, None if rows is None else len(rows), outside, self.of_all)

@@ -133,7 +133,7 @@ class MemoryView(Vertical):
             # Entries still flashing from an earlier reload keep flashing (memory only grows).
             fresh_core |= {i for i in self.core.view.fresh if i < len(snapshot.core)}
             fresh_archival |= {i for i in self.archival.view.fresh if i < len(snapshot.archival)}
-        self.core.show(snapshot.core, fresh_core)
+        self.core.show(snapshot.core, fresh_core, snapshot.core_duplicates)
         self.archival.show_snapshot(snapshot, fresh_archival, self._of_all(), old is not None)
         return memory
 
