@@ -17,8 +17,10 @@ from oryxtui.config import Settings, TuiSettings
 from oryxtui.demo import create_demo_workspace
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
+from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.watcher import watched_folders
 from oryxtui.tui.widgets.agent_list import AgentList
+from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import (
     agent_list,
@@ -106,6 +108,27 @@ async def test_save_modal_archival_and_core(demo_workspace: Workspace) -> None:
         await wait_for(pilot, lambda: core_pane(app).view.row_count == 2)
         text = memory_file.read_text()
         assert text.index("always answer in English") < text.index(ARCHIVAL_HEADER)
+
+
+async def test_enter_on_the_scope_choice_saves_with_that_scope(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    memory_file = demo_workspace.memory_file("alpha")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"the pager rota is in Confluence", "tab")  # to the scope choice
+        await pilot.press("down", "enter")  # core, and save
+        await wait_for(pilot, lambda: core_pane(app).view.row_count == 2)
+        text = memory_file.read_text()
+        assert text.index("the pager rota is in Confluence") < text.index(ARCHIVAL_HEADER)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*"kept in archival", "tab", "enter")  # archival, as shown: saves
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
+        assert memory_file.read_text().rstrip().endswith("] kept in archival")
 
 
 async def test_save_modal_escape_cancels(demo_workspace: Workspace) -> None:
@@ -420,6 +443,24 @@ async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> 
         memory_file.write_text(memory_file.read_text().replace("saved by oryxtui", "edited"))
         await wait_for(pilot, lambda: shown_memory(app).summary.lost_count == 1)
         assert "Restore lost entries" in await palette_titles(pilot, app)
+
+
+async def test_after_show_agent_from_the_palette_keys_are_the_dashboards(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("c")  # the chat input has the focus
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: app.screen.query(CommandList))
+        await pilot.press(*"show beta", "enter")
+        await wait_for(pilot, lambda: loaded(app, "beta"))
+        await wait_for(pilot, lambda: isinstance(app.focused, EntryView))
+        await pilot.press("s")  # a key for the dashboard, not a letter for the chat
+        await wait_for(pilot, lambda: isinstance(app.screen, SaveEntryScreen))
+        await pilot.press("escape")
 
 
 async def test_a_file_emptied_mid_save_keeps_the_last_good_content(

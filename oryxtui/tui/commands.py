@@ -55,7 +55,7 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
         if agent != screen.selected:
             name = "global memory" if agent is None else agent
             commands.append(
-                (f"Show {name}", "Select it in the sidebar", partial(screen.select, agent))
+                (f"Show {name}", "Select it in the sidebar", partial(screen.show_agent, agent))
             )
     return commands
 

@@ -368,6 +368,12 @@ class DashboardScreen(Screen[None]):
         """Show this agent, as if picked in the sidebar."""
         self.agent_list.select(agent)
 
+    def show_agent(self, agent: AgentKey) -> None:
+        """Show this agent and put the focus on its memory (from the palette: the keys that
+        follow are the dashboard's, not text typed into the chat it was opened from)."""
+        self.select(agent)
+        self.call_after_refresh(self.memory_view.focus_entries)
+
     # Actions ----------------------------------------------------------------------------------
 
     def action_chat(self) -> None:

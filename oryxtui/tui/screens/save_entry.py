@@ -20,7 +20,10 @@ SaveEntry = Callable[[str, str], MemoryEntry]
 class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
     """Dismissed with the saved entry; on failure it stays open with the text kept."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="save.cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="save.cancel"),
+        Binding("enter", "save_from_scope", "Save", show=False, priority=True),
+    ]
 
     def __init__(self, agent_label: str, save: SaveEntry) -> None:
         super().__init__()
@@ -36,7 +39,11 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
                 with RadioSet(id="save-scope"):
                     yield RadioButton("archival", value=True, id="scope-archival")
                     yield RadioButton("core (always injected)", id="scope-core")
-            yield Static("enter save · escape cancel", classes="dialog-hint", markup=False)
+            yield Static(
+                "enter saves (in the text or on a scope) · tab to the scope · escape cancels",
+                classes="dialog-hint",
+                markup=False,
+            )
             yield Static("", id="save-error", classes="dialog-error", markup=False)
 
     @property
@@ -45,11 +52,24 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
 
     @on(Input.Submitted, "#save-text")
     def _submit(self, event: Input.Submitted) -> None:
-        text = event.value
+        self._submit_text()
+
+    def action_save_from_scope(self) -> None:
+        """Enter saves, in the text or on the scope choice (which then takes the scope the
+        arrows are on first)."""
+        scopes = self.query_one("#save-scope", RadioSet)
+        if self.focused is scopes:
+            scopes.action_toggle_button()
+        self._submit_text()
+
+    def _submit_text(self) -> None:
+        field = self.query_one("#save-text", Input)
+        text = field.value
         if not text.strip():
             self.query_one("#save-error", Static).update("Type something to save first.")
+            field.focus()
             return
-        event.input.disabled = True
+        field.disabled = True
         self._save(text, self.scope)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save")
