@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Request, Response
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from oryxtui.agent.loop import Agent
@@ -149,13 +149,7 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
 )
 async def save_entry(name: AgentName, memory: Memory, request: Request) -> Response:
     """Save one entry (the body: {"content": "...", "scope": "archival"})."""
-    raw = await request.body()  # the guard has capped it at MAX_BODY_BYTES
-    try:
-        body = SaveBody.model_validate(json.loads(raw or b"null"))
-    except (ValueError, ValidationError, RecursionError):
-        raise ApiError(
-            400, 'The body must be JSON like {"content": "...", "scope": "archival"}.'
-        ) from None
+    body = await json_body(request, SaveBody, '{"content": "...", "scope": "archival"}')
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
     entry = await run_in_threadpool(memory.save, name, body.content, body.scope)
@@ -168,13 +162,7 @@ async def change_entry(
 ) -> Response:
     """Edit an entry's text and/or move it to the other section (the body: {"content": "...",
     "scope": "core"}); its time is kept. 409 when the entry changed since it was read."""
-    raw = await request.body()  # the guard has capped it and checked it is JSON
-    try:
-        body = ChangeBody.model_validate(json.loads(raw or b"null"))
-    except (ValueError, ValidationError, RecursionError):
-        raise ApiError(
-            400, 'The body must be JSON like {"content": "...", "scope": "core"}.'
-        ) from None
+    body = await json_body(request, ChangeBody, '{"content": "...", "scope": "core"}')
     if body.content is None and body.scope is None:
         raise ApiError(400, 'Nothing to change: give "content", "scope" or both.')
     entry = None
@@ -209,6 +197,19 @@ def prompt(name: AgentName, runner: Annotated[Agent, Depends(runner_of)], scrub:
     """What the model would receive now, block by block."""
     built = runner.prompt(name, session_id_for("cli", os_user(), name))
     return answer(PromptInfo.of(built, [scrub(warning) for warning in built.warnings]))
+
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+async def json_body(request: Request, model: type[Body], example: str) -> Body:
+    """The request's JSON body as `model` (the guard has capped its size and checked its
+    content type), or a 400 that shows what is expected."""
+    raw = await request.body()
+    try:
+        return model.model_validate(json.loads(raw or b"null"))
+    except (ValueError, ValidationError, RecursionError):
+        raise ApiError(400, f"The body must be JSON like {example}.") from None
 
 
 def answer(data: Any) -> Response:

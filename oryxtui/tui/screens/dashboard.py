@@ -497,39 +497,31 @@ class DashboardScreen(Screen[None]):
             return bool(self.memory_view.lost_count)
         return True
 
-    def action_accept(self) -> None:
-        if self.memory_view.lost_count and not isinstance(self.selected, Unselected):
-            self._accept(self.selected)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
-    def _accept(self, agent: AgentKey) -> None:
-        try:
-            accepted = self.service.accept(agent)
-        except OryxError as exc:
-            self.app.call_from_thread(
-                self.notify, display_text(str(exc)), severity="error", markup=False
-            )
-            return
-        count = len(accepted)
-        message = f"Accepted: {count} removed entr{'y' if count == 1 else 'ies'} forgotten."
-        self.app.call_from_thread(self.notify, message, title="Accept", markup=False)
-        self.app.call_from_thread(self.pacer.request, agent)
-
     def action_restore(self) -> None:
+        self._settle_lost(accept=False)
+
+    def action_accept(self) -> None:
+        self._settle_lost(accept=True)
+
+    def _settle_lost(self, accept: bool) -> None:
         if self.memory_view.lost_count and not isinstance(self.selected, Unselected):
-            self._restore(self.selected)
+            self._settle(self.selected, accept)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
-    def _restore(self, agent: AgentKey) -> None:
+    def _settle(self, agent: AgentKey, accept: bool) -> None:
+        """Restore what an outside edit removed, or accept the removal (forget it)."""
         try:
-            restored = self.service.restore(agent)
+            settled = (self.service.accept if accept else self.service.restore)(agent)
         except OryxError as exc:
             self.app.call_from_thread(
                 self.notify, display_text(str(exc)), severity="error", markup=False
             )
             return
-        message = f"Restored {len(restored)} entr{'y' if len(restored) == 1 else 'ies'}."
-        self.app.call_from_thread(self.notify, message, title="Restore", markup=False)
+        entries = f"{len(settled)} entr{'y' if len(settled) == 1 else 'ies'}"
+        message = f"Accepted the removal of {entries}." if accept else f"Restored {entries}."
+        title = "Accept" if accept else "Restore"
+        self.app.call_from_thread(self.notify, message, title=title, markup=False)
+        self.app.call_from_thread(self.pacer.request, agent)
 
     def action_edit(self) -> None:
         memory_file = self.memory_view.memory_file
