@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, RadioButton, RadioSet, Static
 
@@ -17,13 +18,24 @@ from oryxtui.memory import MemoryEntry
 SaveEntry = Callable[[str, str], MemoryEntry]
 
 
+class ScopeChoice(RadioSet):
+    """Core or archival. Enter takes the scope the arrows are on and saves (space only takes
+    it), as enter in the text saves."""
+
+    BINDINGS = [Binding("enter", "choose", "Save", show=False)]
+
+    class Chosen(Message):
+        """Enter on a scope: save now."""
+
+    def action_choose(self) -> None:
+        self.action_toggle_button()
+        self.post_message(self.Chosen())
+
+
 class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
     """Dismissed with the saved entry; on failure it stays open with the text kept."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="save.cancel"),
-        Binding("enter", "save_from_scope", "Save", show=False, priority=True),
-    ]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="save.cancel")]
 
     def __init__(self, agent_label: str, save: SaveEntry) -> None:
         super().__init__()
@@ -36,7 +48,7 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
             yield Input(placeholder="what should the agent remember?", id="save-text")
             with Horizontal(id="save-scope-row"):
                 yield Label("Scope:")
-                with RadioSet(id="save-scope"):
+                with ScopeChoice(id="save-scope"):
                     yield RadioButton("archival", value=True, id="scope-archival")
                     yield RadioButton("core (always injected)", id="scope-core")
             yield Static(
@@ -54,12 +66,8 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
     def _submit(self, event: Input.Submitted) -> None:
         self._submit_text()
 
-    def action_save_from_scope(self) -> None:
-        """Enter saves, in the text or on the scope choice (which then takes the scope the
-        arrows are on first)."""
-        scopes = self.query_one("#save-scope", RadioSet)
-        if self.focused is scopes:
-            scopes.action_toggle_button()
+    @on(ScopeChoice.Chosen)
+    def _scope_chosen(self) -> None:
         self._submit_text()
 
     def _submit_text(self) -> None:
