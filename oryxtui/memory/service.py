@@ -283,22 +283,21 @@ class MemoryService:
     def remove_duplicates(self, agent: AgentArg) -> list[MemoryEntry]:
         """Entries that repeat an earlier one of their section (same words, any case or
         spacing) removed, the oldest kept; returns the removed ones."""
-        store = self.store
-        if not isinstance(store, Editable):
-            raise UsageError(
-                f"The {self.backend} backend cannot change single entries; use its own tools."
-            )
-        return store.remove_duplicates(self.resolve_agent(agent))
+        return self._editable().remove_duplicates(self.resolve_agent(agent))
 
     def _replace(
         self, agent: AgentArg, entry_id: str, change: Change
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        return self._editable().replace(self.resolve_agent(agent), entry_id, change)
+
+    def _editable(self) -> Editable:
+        """The store, when it can change single entries; mem0 cannot (one sentence)."""
         store = self.store
         if not isinstance(store, Editable):
             raise UsageError(
                 f"The {self.backend} backend cannot change single entries; use its own tools."
             )
-        return store.replace(self.resolve_agent(agent), entry_id, change)
+        return store
 
     def index_status(self, agent: AgentArg = FROM_CONTEXT) -> IndexStatus | None:
         """How much of the agent's archival memory has vectors (None: no embedder here)."""

@@ -15,7 +15,6 @@ from oryxtui.memory.format import (
     Scope,
     clean_entry_line,
     entry_from_line,
-    entry_id,
     entry_line,
     normalised,
     sanitize_content,
@@ -155,25 +154,29 @@ class SqliteMemoryStore:
             [_time_text(created) or None for created, _ in rows],
         )
 
-    def replace(
-        self, agent: str | None, entry_id_: str, change: Change
-    ) -> tuple[MemoryEntry, MemoryEntry | None]:
-        """The row whose entry has this id, changed in place (its `created_at` kept) only if it
-        is still as read (compare-and-set on its content)."""
+    def _entries(self, agent: str | None) -> list[tuple[object, object, MemoryEntry]]:
+        """(row id, content as stored, entry) of every core and archival row, oldest first:
+        what a change addresses, and compares with before it writes."""
         rows = self.database.query(
             "SELECT id, scope, created_at, content FROM memory_entries WHERE agent_name = ?"
             " ORDER BY id",
             (agent or GLOBAL_AGENT,),
         )
         scopes = {value: scope for scope, value in _SCOPES.items()}
-        for row_id, scope_value, created, content in rows:
-            scope = scopes.get(str(scope_value))
-            if scope is None:
+        return [
+            (row_id, content, entry_from_line(_row_line(created, content), scopes[str(value)]))
+            for row_id, value, created, content in rows
+            if str(value) in scopes
+        ]
+
+    def replace(
+        self, agent: str | None, entry_id_: str, change: Change
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        """The row whose entry has this id, changed in place (its `created_at` kept) only if it
+        is still as read (compare-and-set on its content)."""
+        for row_id, content, old in self._entries(agent):
+            if old.id != entry_id_:
                 continue
-            line = _row_line(created, content)
-            if entry_id(scope, line) != entry_id_:
-                continue
-            old = entry_from_line(line, scope)
             new = change(old)
             connection = self.database.connection()
             with self.database.errors(), database.write_transaction(connection):
@@ -199,20 +202,10 @@ class SqliteMemoryStore:
     def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
         """Rows whose content repeats an earlier row's of their scope, deleted in one
         transaction (each only if it is still as read)."""
-        rows = self.database.query(
-            "SELECT id, scope, created_at, content FROM memory_entries WHERE agent_name = ?"
-            " ORDER BY id",
-            (agent or GLOBAL_AGENT,),
-        )
-        scopes = {value: scope for scope, value in _SCOPES.items()}
         seen: set[tuple[Scope, str]] = set()
         doomed: list[tuple[object, object, MemoryEntry]] = []
-        for row_id, scope_value, created, content in rows:
-            scope = scopes.get(str(scope_value))
-            if scope is None:
-                continue
-            entry = entry_from_line(_row_line(created, content), scope)
-            key = (scope, normalised(entry.content))
+        for row_id, content, entry in self._entries(agent):
+            key = (entry.scope, normalised(entry.content))
             if key in seen:
                 doomed.append((row_id, content, entry))
             else:
