@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,6 +161,50 @@ def _changed(args: argparse.Namespace, agent: str | None, done: str, entry: Memo
     return EXIT_OK
 
 
+def cmd_memory_log(args: argparse.Namespace) -> int:
+    from oryxtui.memory.history import describe_actor
+
+    since = _since(args.since) if args.since else None
+    workspace, settings = _open(args)
+    service = _service(workspace, settings)
+    agents = [*workspace.list_agents(), None] if args.all else [_checked_agent(args, workspace)]
+    changes = [(record, agent) for agent in agents for record in service.history(agent, since)]
+    changes.sort(key=lambda change: change[0].time or "", reverse=True)
+    for agent in agents:
+        problems = service.history_problems(agent)
+        if problems:
+            _warn(problems)
+    if args.json:  # JSON lines: one change per line, newest first
+        _print("".join(json.dumps(r.to_json(a), ensure_ascii=False) + "\n" for r, a in changes))
+        return EXIT_OK
+    if not changes:
+        where = (
+            "any memory" if args.all else f"agent {agents[0]}" if agents[0] else "the global memory"
+        )
+        sys.stdout.write(f"No changes to {where}{' since ' + args.since if since else ''}.\n")
+        return EXIT_OK
+    out = []
+    for record, agent in changes:
+        who = describe_actor(record)
+        whose = f"  {agent or 'global'}" if args.all else ""
+        when = (record.time or "before the history").replace("T", " ")
+        out.append(f"#{record.n}  {when}{whose}  {who}\n")
+        out += [f"  - {e.scope.value}: {e.line}\n" for e in record.removed]
+        out += [f"  + {e.scope.value}: {e.line}\n" for e in record.added]
+    _print("".join(out))
+    return EXIT_OK
+
+
+def _since(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since takes an ISO date or date-time, like 2026-12-01 or 2026-12-01T09:30, "
+            f"not {text!r}."
+        ) from None
+
+
 def cmd_memory_recall(args: argparse.Namespace) -> int:
     service, agent = _memory_service(args)
     found = service.recall(agent, args.keyword)
@@ -250,7 +295,7 @@ def cmd_memory_doctor(args: argparse.Namespace) -> int:
         lost = service.accept(agent)
     else:
         lost = service.lost(agent)
-    problems = service.journal_problems(agent)
+    problems = service.history_problems(agent)
     if problems:
         _warn(problems)
     if args.json:
@@ -541,6 +586,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     delete.add_argument("id", metavar="ID")
     delete.set_defaults(handler=cmd_memory_delete)
+
+    log = memory_commands.add_parser(
+        "log",
+        parents=[common, agent_options, json_option],
+        help="every change to the memory, newest first: what, when and by what (JSON lines "
+        "with --json)",
+    )
+    log.add_argument("--since", metavar="ISO-DATE-OR-TIME", help="only changes made then or later")
+    log.add_argument("--all", action="store_true", help="every agent and the global memory")
+    log.set_defaults(handler=cmd_memory_log)
 
     index = memory_commands.add_parser(
         "index",

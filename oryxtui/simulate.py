@@ -14,6 +14,7 @@ from pathlib import Path
 
 from oryxtui.config import load_settings
 from oryxtui.memory import MemoryService
+from oryxtui.memory.history import Actor
 from oryxtui.workspace import Workspace
 
 _FACTS = [
@@ -28,7 +29,8 @@ _FACTS = [
 
 def main(root: str, interval: float = 2.0) -> None:
     workspace = Workspace(Path(root))
-    service = MemoryService.open(workspace, load_settings(workspace.config_path))
+    actor = Actor("agent", "demo:simulated")
+    service = MemoryService.open(workspace, load_settings(workspace.config_path), actor=actor)
     rng = random.Random()
     parent = os.getppid()
     while os.getppid() == parent:

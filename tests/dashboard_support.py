@@ -17,6 +17,7 @@ from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import LlmSettings, Settings
 from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.memory.history import Actor
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.overview import AgentKey, AgentMemory
 from oryxtui.tui.widgets.agent_list import AgentList
@@ -54,7 +55,8 @@ def make_app(
     monotonic: Callable[[], float] = lambda: 1000.0,
 ) -> OryxApp:
     settings = settings or Settings()
-    service = MemoryService.open(workspace, settings, clock=fixed_clock)
+    dashboard = Actor("dashboard")
+    service = MemoryService.open(workspace, settings, clock=fixed_clock, actor=dashboard)
     return OryxApp(
         workspace, settings, service=service, monotonic=monotonic, watch=watch, user="tester"
     )

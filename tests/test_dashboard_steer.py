@@ -5,9 +5,10 @@ and the panes follow."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
+from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import archival_pane, build_workspace, core_pane, make_app, wait_for
 
@@ -94,3 +95,50 @@ async def test_repeated_entries_are_marked_and_removed_with_one_key(
         await wait_for(pilot, lambda: archival.view.row_count == 60)
         assert "ANSWER" not in memory_file.read_text()
         assert not archival.view.duplicates
+
+
+async def test_the_history_view_shows_changes_the_memory_then_and_brings_back(
+    demo_workspace: Workspace,
+) -> None:
+    memory_file = demo_workspace.memory_file("alpha")
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 60)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: archival.view.row_count == 59)
+        assert NEWEST not in memory_file.read_text()
+
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        await wait_for(pilot, lambda: len(history.shown) == 1)
+        diff = str(history.query_one("#history-diff", Static).render())
+        assert "Deleted — deleted by dashboard" in diff and NEWEST in diff
+        await wait_for(pilot, lambda: history.then is not None)
+        then = str(history.query_one("#history-then", Static).render())
+        assert "Memory right after #" in then and "59 archival" in then
+
+        # An outside writer: recorded while the view is open, and shown at once.
+        with open(memory_file, "a") as handle:
+            handle.write("- [2026-07-21 11:00:00] typed in an editor\n")
+        await wait_for(pilot, lambda: len(history.shown) == 2)
+        assert history.shown[0].actor == "outside"
+        await pilot.press("f")  # who: dashboard only
+        assert [r.actor for r in history.shown] == ["dashboard"]
+        await wait_for(
+            pilot, lambda: "by dashboard" in str(history.query_one("#history-title").render())
+        )
+
+        await pilot.press("b")  # the deleted entry comes back, with its time
+        await wait_for(pilot, lambda: NEWEST in memory_file.read_text())
+        assert f"- [2026-07-21 09:59:00] {NEWEST}" in memory_file.read_text()
+        await pilot.press("f", "f", "f", "f", "f")  # round to everyone
+        await wait_for(pilot, lambda: len(history.shown) == 3)
+        assert history.shown[0].op == "restore"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HistoryScreen))
+        await wait_for(pilot, lambda: archival.view.row_count == 61)

@@ -73,7 +73,8 @@ def test_a_torn_journal_line_is_skipped(workspace: Workspace, service: MemorySer
         journal.write('{"scope": "archival", "li')  # a writer killed mid-line
     assert service.lost("a") == []
     records = (folder / "MEMORY.md.journal").read_text().splitlines()
-    assert json.loads(records[0])["line"].endswith("] one")
+    saved = json.loads(records[1])  # after the baseline: the memory as the history found it
+    assert saved["op"] == "save" and saved["after"][0]["line"].endswith("] one")
     # The next save starts a line of its own, so it is not glued to the torn one and lost.
     stale = (folder / "MEMORY.md").read_text()
     service.save("a", "two", "archival")

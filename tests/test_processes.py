@@ -6,14 +6,18 @@ import os
 import random
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import parse
+from oryxtui.memory.format import Scope, parse
+from oryxtui.memory.history import memory_at
 from oryxtui.workspace import Workspace
 from tests.support import make_agent
 
@@ -149,3 +153,64 @@ def test_no_session_is_lost_once_a_chat_turn_has_returned(workspace: Workspace) 
         if memory_file.exists():  # a writer killed before its first save never created it
             parse(memory_file.read_text(encoding="utf-8"))
     assert returned > 0, "no turn ever returned: the test proved nothing"
+
+
+@pytest.mark.parametrize("backend", ["markdown", "sqlite"])
+def test_two_processes_steering_beside_an_outside_writer_lose_nothing(
+    workspace: Workspace, backend: str
+) -> None:
+    """Saves, edits and deletes from two processes while another program writes without the
+    lock: nothing lost that was not deleted on purpose, every change in the history once."""
+    memory_file = make_agent(workspace, "shared") / "MEMORY.md"
+    settings = Settings.model_validate({"memory": {"backend": backend}})
+    service = MemoryService.open(workspace, settings)
+    assert service.count_archival("shared") == 0  # (and the tables exist)
+    mode = "sqlite-steer" if backend == "sqlite" else "steer"
+    writers = [_worker(mode, str(workspace.root), "shared", f"p{n}", "30") for n in range(2)]
+    outside = [f"outside-{n:03d}" for n in range(40)]
+    for index, text in enumerate(outside):
+        line = f"- [2026-07-22 10:{index // 60:02d}:{index % 60:02d}] {text}"
+        if backend == "markdown":  # as `echo >> MEMORY.md`: no lock, one write
+            if not memory_file.exists():
+                memory_file.write_text(f"## 核心记忆\n## 归档记忆\n{line}\n")
+            else:
+                descriptor = os.open(memory_file, os.O_WRONLY | os.O_APPEND)
+                os.write(descriptor, f"{line}\n".encode())
+                os.close(descriptor)
+        else:  # upstream OryxOS inserting rows
+            with sqlite3.connect(workspace.db_path, timeout=30) as db:
+                db.execute(
+                    "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                    " VALUES ('shared', 'ARCHIVAL', ?, '2026-07-22 10:00:00')",
+                    (text,),
+                )
+        time.sleep(random.uniform(0, 0.05))  # spread over the writers' work, not a wait
+    for writer in writers:
+        assert writer.wait(timeout=120) == 0
+    snapshot = service.snapshot("shared")
+    present = [e.content for e in snapshot.archival]
+    kept = {f"p{n}-{s:05d}" for n in range(2) for s in range(0, 30, 3)}
+    edited = {f"p{n}-{s:05d} edited" for n in range(2) for s in range(1, 30, 3)}
+    assert sorted(present) == sorted([*kept, *edited, *outside])
+    assert service.lost("shared") == []
+
+    history = service.history("shared")[::-1]  # oldest first
+    saves = [e.content for r in history if r.op == "save" for e in r.added]
+    assert sorted(saves) == sorted(f"p{n}-{s:05d}" for n in range(2) for s in range(30))
+    assert sorted(e.content for r in history if r.op == "edit" for e in r.added) == sorted(edited)
+    deleted = [e.content for r in history if r.op == "delete" for e in r.removed]
+    assert sorted(deleted) == sorted(f"p{n}-{s:05d}" for n in range(2) for s in range(2, 30, 3))
+    found = [e.content for r in history if r.op in ("outside", "baseline") for e in r.added]
+    found += [
+        e.content
+        for r in service._recorded().changes("shared").records
+        if r.op == "baseline"
+        for e in r.added
+    ]
+    assert sorted(found) == sorted(outside)  # each outside line found exactly once
+    assert not [e for r in history if r.op == "outside" for e in r.removed]
+    records = service._recorded().changes("shared").records
+    assert memory_at(records, records[-1].n) == {
+        Scope.CORE: [e.line for e in snapshot.core],
+        Scope.ARCHIVAL: [e.line for e in snapshot.archival],
+    }

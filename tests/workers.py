@@ -2,7 +2,8 @@
 
 Modes: `mixed`/`archival` N (save N entries), `forever` (save until killed), `sqlite-forever`
 (the sqlite backend, until killed), `chat-forever` (offline chat turns through the loop, printing
-"done K" after each turn has returned, until killed).
+"done K" after each turn has returned, until killed), `steer`/`sqlite-steer` N (save N entries,
+editing every third after it is saved and deleting every third but one).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from oryxtui.workspace import Workspace
 def main(argv: list[str]) -> None:
     mode, root, agent, prefix, count = argv[0], Path(argv[1]), argv[2], argv[3], int(argv[4])
     workspace = Workspace(root)
-    backend = "sqlite" if mode == "sqlite-forever" else "markdown"
+    backend = "sqlite" if mode.startswith("sqlite-") else "markdown"
     settings = Settings(memory=MemorySettings(backend=backend))
     service = MemoryService.open(workspace, settings)
     # What oryxtui imports only when first needed (the lock, AGENT.md's YAML): imported now, so
@@ -37,6 +38,14 @@ def main(argv: list[str]) -> None:
             events = list(runner.run(agent, f"remember that {prefix} {turn}", "crash", "tester"))
             assert events[-1].kind == "final", events[-1]
             print(f"done {turn}", flush=True)
+    if mode.endswith("steer"):
+        for sequence in range(count):
+            entry = service.save(agent, f"{prefix}-{sequence:05d}", "archival")
+            if sequence % 3 == 1:
+                service.edit(agent, entry.id, f"{prefix}-{sequence:05d} edited")
+            elif sequence % 3 == 2:
+                service.delete(agent, entry.id)
+        return
     sequence = 0
     forever = mode.endswith("forever")
     while forever or sequence < count:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
+from oryxtui.memory.history import Actor, current_actor
 from oryxtui.memory.service import parse_scope
 
 
@@ -142,9 +143,11 @@ class ToolExecutor:
     def execute(self, call: ToolCall, agent: str | None, session_id: str | None) -> ToolResult:
         started = time.perf_counter()
         token = current_agent.set(agent)
+        acting = current_actor.set(Actor("agent", session_id))
         try:
             result = self._run(call)
         finally:
+            current_actor.reset(acting)
             current_agent.reset(token)
         duration = int((time.perf_counter() - started) * 1000)
         with contextlib.suppress(OryxError):

@@ -37,6 +37,7 @@ from oryxtui.errors import (
     UsageError,
 )
 from oryxtui.memory import MemoryService
+from oryxtui.memory.history import Actor
 from oryxtui.workspace import Workspace
 
 MAX_BODY_BYTES = 32 * 1024
@@ -61,7 +62,7 @@ def create_api(
     """The ASGI app for one workspace. With a token, every request must carry it as Bearer.
     Only the loopback names, `bind_host` and `allowed_hosts` (plus `[api] allowed_hosts`) are
     answered as Host; only the server's own origin and `[api] cors_origins` as Origin."""
-    memory = MemoryService.open(workspace, settings)
+    memory = MemoryService.open(workspace, settings, actor=Actor("api"))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

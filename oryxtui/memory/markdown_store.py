@@ -1,14 +1,17 @@
-"""The `markdown` backend: MEMORY.md files, read by `reader`, written by `writer`, with what
-oryxtui wrote kept in a `journal` so that an outside edit cannot silently lose it."""
+"""The `markdown` backend: MEMORY.md files, read by `reader`, written by `writer`, every change
+recorded in a `history` beside the file (so that an outside edit cannot silently lose what
+oryxtui wrote, and anything removed can be brought back)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from oryxtui.errors import StaleEntry
 from oryxtui.memory import sections
 from oryxtui.memory.format import (
+    MemoryDocument,
     MemoryEntry,
     Scope,
     duplicates,
@@ -17,10 +20,20 @@ from oryxtui.memory.format import (
     entry_line,
     parse,
 )
-from oryxtui.memory.journal import Journal
-from oryxtui.memory.reader import MemoryFiles, stat_signature
-from oryxtui.memory.store import Change, Corpus, MemoryRead, Watch
-from oryxtui.memory.writer import MemoryWriter
+from oryxtui.memory.history import (
+    CLI,
+    Actor,
+    History,
+    Lines,
+    Log,
+    Record,
+    Signature,
+    change,
+    history_path,
+)
+from oryxtui.memory.reader import MISSING, MemoryFiles, stat_signature
+from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
+from oryxtui.memory.writer import MemoryWriter, Written
 from oryxtui.workspace import Workspace
 
 LARGE_FILE_BYTES = 16 << 20
@@ -32,11 +45,16 @@ class MarkdownMemoryStore:
     windowed = True
     ranked = False
 
-    def __init__(self, workspace: Workspace, lock_timeout: float = 15.0) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        lock_timeout: float = 15.0,
+        clock: Callable[[], datetime] = datetime.now,
+    ) -> None:
         self.workspace = workspace
         self.files = MemoryFiles(LARGE_FILE_BYTES)
         self.writer = MemoryWriter(workspace, self.files, lock_timeout)
-        self.journal = Journal(workspace)
+        self.history = History(workspace, clock)
 
     def _path(self, agent: str | None) -> Path:
         """The agent's MEMORY.md, refused when a link takes it (or its folder) outside the
@@ -62,38 +80,134 @@ class MarkdownMemoryStore:
         with self.files.open(self._path(agent)) as file:
             return file.count_archival()
 
-    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
+    def append(
+        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+    ) -> MemoryEntry:
         path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
         entry = entry_from_line(entry_line(time, content), scope)
         with self.writer.locked(path):
-            self.writer.append(path, [entry])
-            # Journaled only once it has landed: a refused save leaves no trace to "restore".
-            # Still under the lock, so no outside edit can drop it before it is journaled.
-            self.journal.record(path, entry)
+            written = self.writer.append(path, [entry])
+            # Recorded only once it has landed: a refused save leaves no trace to "restore".
+            # Still under the lock, so no outside edit can drop it before it is recorded.
+            self._record(path, change("save", by, after=[entry]), written)
         return entry
 
     # Editable ---------------------------------------------------------------------------------
 
     def replace(
-        self, agent: str | None, entry_id: str, change: Change
+        self, agent: str | None, entry_id: str, change_: Change, op: str, by: Actor = CLI
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
         path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
         with self.writer.locked(path):
-            old, new = self.writer.rewrite(path, lambda text: replaced(text, entry_id, change))
-            # Deliberate: the old line is never reported lost; the new one is oryxtui's.
-            self.journal.record(path, old, forgotten=True)
-            if new is not None:
-                self.journal.record(path, new)
+            (old, new), written = self.writer.rewrite(
+                path, lambda text: replaced(parse(text), entry_id, change_)
+            )
+            if new != old:
+                self._record(path, change(op, by, [old], [new] if new else []), written)
         return old, new
 
-    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+    def remove_duplicates(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         path = self.workspace.memory_file(agent)
         with self.writer.locked(path):
-            removed, kept = self.writer.rewrite(path, without_duplicates)
-            for entry in removed:
-                if (entry.scope, entry.line) not in kept:  # the same line stays: still journaled
-                    self.journal.record(path, entry, forgotten=True)
+            removed, written = self.writer.rewrite(
+                path, lambda text: without_duplicates(parse(text))
+            )
+            if removed:
+                self._record(path, change("dedupe", by, removed), written)
         return removed
+
+    def bring_back(
+        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = CLI
+    ) -> list[MemoryEntry]:
+        """Write `entries` again (cleaned, with their times) unless they are there; returns
+        those written."""
+        path = self.workspace.memory_file(agent)
+        with self.writer.locked(path):
+            return self._put_back(path, lambda: list(entries), by)
+
+    def _put_back(
+        self, path: Path, wanted: Callable[[], list[MemoryEntry]], by: Actor
+    ) -> list[MemoryEntry]:
+        missing = self._absent(path, wanted())
+        if missing:
+            written = self.writer.append(path, missing)
+            self._record(path, change("restore", by, after=missing), written)
+        return missing
+
+    def _absent(self, path: Path, entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+        """Those of `entries` not in the file (each once)."""
+        if not entries:
+            return []
+        wanted = {scope: {e.line for e in entries if e.scope is scope} for scope in Scope}
+        # Only the wanted lines are hashed into sets: the file may hold a million entries.
+        try:
+            with self.files.open(path) as file:
+                present = file.present(wanted)
+        except UnicodeDecodeError:
+            return []  # cannot tell what is there; saving is refused anyway
+        missing: list[MemoryEntry] = []
+        seen: set[tuple[Scope, str]] = set()
+        for entry in entries:
+            key = (entry.scope, entry.line)
+            if entry.line not in present[entry.scope] and key not in seen:
+                seen.add(key)
+                missing.append(entry)
+        return missing
+
+    # History ----------------------------------------------------------------------------------
+
+    def _record(self, path: Path, made: Record | None, written: Written | None) -> list[Record]:
+        """Record `made` (None: only look) written by `written` (None: nothing was written)."""
+        if written is None:
+            now = stat_signature(path)
+            return self.history.commit(history_path(path), made, now, now, lambda: self._look(path))
+
+        def found() -> tuple[Lines | None, Signature]:  # the file as the change found it
+            text = written.found
+            whole = text is not None and len(text) <= LARGE_FILE_BYTES
+            lines = _lines_of(parse(text)) if whole and text is not None else None
+            return lines, written.made_on
+
+        return self.history.commit(history_path(path), made, written.made_on, written.now, found)
+
+    def _look(self, path: Path) -> tuple[Lines | None, Signature]:
+        """The entry lines of the file and its signature; no lines for a file too big to read
+        whole (its history records oryxtui's changes, not the memory they were made to)."""
+        signature = stat_signature(path)
+        if signature[1] > LARGE_FILE_BYTES:
+            return None, signature
+        loaded = self.files.load(path)
+        return _lines_of(loaded.document), loaded.signature
+
+    def reconcile(self, agent: str | None) -> list[Record]:
+        """Record what changed behind oryxtui's back since it last looked (nothing while the
+        file is empty: an editor mid-save)."""
+        path = self._path(agent)
+        signature = stat_signature(path)
+        if signature[1] == 0 or (signature == MISSING and not history_path(path).exists()):
+            return []
+        if not path.parent.is_dir():
+            return []  # a look never makes a folder
+        if signature[1] <= LARGE_FILE_BYTES and self.files.load(path).undecodable:
+            return []
+        with self.writer.locked(path, create=False):
+            return self._record(path, None, None)
+
+    def changes(self, agent: str | None) -> Log:
+        return self.history.log(history_path(self._path(agent)))
+
+    def memory_read(self, lines: Lines) -> MemoryRead:
+        """A read of a memory that held `lines` (an earlier one, from the history)."""
+        core, archival = lines[Scope.CORE], lines[Scope.ARCHIVAL]
+        return MemoryRead(
+            core=[entry_from_line(line, Scope.CORE) for line in core],
+            archival=[entry_from_line(line, Scope.ARCHIVAL) for line in archival],
+            core_block=Section(core),
+            archival_block=Section(archival),
+        )
+
+    def history_problems(self, agent: str | None) -> str | None:
+        return self.history.problems(history_path(self._path(agent)))
 
     # Rankable ---------------------------------------------------------------------------------
 
@@ -113,55 +227,35 @@ class MarkdownMemoryStore:
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         """Entries oryxtui wrote that are no longer in MEMORY.md (an outside edit dropped them)."""
         path = self._path(agent)
-        journaled = self.journal.entries(path)
-        if not journaled:
-            return []
-        wanted = {scope: {e.line for e in journaled if e.scope is scope} for scope in Scope}
-        # Only the journaled lines are hashed into sets: the file may hold a million entries.
-        try:
-            with self.files.open(path) as file:
-                present = file.present(wanted)
-        except UnicodeDecodeError:
-            return []  # cannot tell what is there; saving is refused anyway
-        missing: list[MemoryEntry] = []
-        seen: set[tuple[Scope, str]] = set()
-        for entry in journaled:
-            key = (entry.scope, entry.line)
-            if entry.line not in present[entry.scope] and key not in seen:
-                seen.add(key)
-                missing.append(entry)
-        return missing
+        return self._absent(path, self.history.ours(history_path(path)))
 
-    def restore(self, agent: str | None) -> list[MemoryEntry]:
+    def restore(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Append the lost entries again, oldest first, once the file is stable and parses."""
         path = self.workspace.memory_file(agent)
         self.workspace.check_write_target(path)
         self.writer.wait_until_stable(path)
         with self.writer.locked(path):
-            missing = self.lost(agent)
-            if missing:
-                self.writer.append(path, missing)
-        return missing
+            return self._put_back(path, lambda: self.lost(agent), by)
 
-    def accept(self, agent: str | None) -> list[MemoryEntry]:
+    def accept(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Record the lost entries as deliberately removed, so they are never reported again."""
         path = self.workspace.memory_file(agent)
         self.workspace.check_write_target(path)
         with self.writer.locked(path):
             missing = self.lost(agent)
-            for entry in missing:
-                self.journal.record(path, entry, forgotten=True)
+            if missing:
+                self._record(path, change("accept", by, missing), None)
         return missing
 
-    def journal_problems(self, agent: str | None) -> str | None:
-        return self.journal.problems(self._path(agent))
+
+def _lines_of(document: MemoryDocument) -> Lines:
+    return {Scope.CORE: document.core_lines, Scope.ARCHIVAL: document.archival_lines}
 
 
 def replaced(
-    text: str, wanted: str, change: Change
+    document: MemoryDocument, wanted: str, change: Change
 ) -> tuple[str, tuple[MemoryEntry, MemoryEntry | None]]:
-    """`text` with the entry `wanted` changed, every other byte as it was."""
-    document = parse(text)
+    """The parsed text with the entry `wanted` changed, every other byte as it was."""
     for scope, spans, seen in (
         (Scope.CORE, document.core_spans, document.core_lines),
         (Scope.ARCHIVAL, document.archival_spans, document.archival_lines),
@@ -187,15 +281,11 @@ def replaced(
     )
 
 
-def without_duplicates(
-    text: str,
-) -> tuple[str, tuple[list[MemoryEntry], set[tuple[Scope, str]]]]:
-    """`text` without the entries that repeat an earlier one of their section; every other
-    byte as it was. Also returns the removed entries and the (scope, line) of those kept."""
-    document = parse(text)
+def without_duplicates(document: MemoryDocument) -> tuple[str, list[MemoryEntry]]:
+    """The parsed text without the entries that repeat an earlier one of their section; every
+    other byte as it was. Also returns the removed entries."""
     drop: set[int] = set()
     removed: list[MemoryEntry] = []
-    kept: set[tuple[Scope, str]] = set()
     for scope, spans, seen in (
         (Scope.CORE, document.core_spans, document.core_lines),
         (Scope.ARCHIVAL, document.archival_spans, document.archival_lines),
@@ -207,7 +297,5 @@ def without_duplicates(
             if index in repeated:
                 drop.add(row)
                 removed.append(entry)
-            else:
-                kept.add((scope, entry.line))
     lines = [line for row, line in enumerate(document.lines) if row not in drop]
-    return "\n".join(lines), (removed, kept)
+    return "\n".join(lines), removed

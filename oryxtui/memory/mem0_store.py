@@ -19,6 +19,7 @@ from oryxtui.memory.format import (
     entry_from_line,
     entry_line,
 )
+from oryxtui.memory.history import CLI, Actor
 from oryxtui.memory.store import MemoryRead, Section, Watch
 
 ARCHIVAL_KEEP = 100
@@ -109,7 +110,10 @@ class Mem0MemoryStore:
         archival = [_line(item) for item in items if _scope_of(item) != "CORE"]
         return core, archival[-ARCHIVAL_KEEP:]
 
-    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
+    def append(
+        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+    ) -> MemoryEntry:
+        """Stored by the server, which keeps no history oryxtui can read (`by` is not kept)."""
         self._request(
             "POST",
             "/memories",

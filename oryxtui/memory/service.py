@@ -29,6 +29,7 @@ from oryxtui.memory.format import (
     render_context,
     sanitize_content,
 )
+from oryxtui.memory.history import CLI, Actor, Record, cleaned, current_actor, memory_at
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
 from oryxtui.memory.sqlite_store import SqliteMemoryStore
 from oryxtui.memory.store import (
@@ -38,6 +39,7 @@ from oryxtui.memory.store import (
     MemoryRead,
     MemorySnapshot,
     Rankable,
+    Recorded,
     Restorable,
     Watch,
 )
@@ -64,12 +66,14 @@ BLOCK_WHOLE_BYTES = 16 << 20
 current_agent: ContextVar[str | None] = ContextVar("oryxtui_current_agent", default=None)
 
 
-def create_store(workspace: Workspace, settings: Settings) -> LongTermMemoryStore:
+def create_store(
+    workspace: Workspace, settings: Settings, clock: Clock = datetime.now
+) -> LongTermMemoryStore:
     memory = settings.memory
     if memory.backend == "markdown":
-        return MarkdownMemoryStore(workspace)
+        return MarkdownMemoryStore(workspace, clock=clock)
     if memory.backend == "sqlite":
-        return SqliteMemoryStore(workspace)
+        return SqliteMemoryStore(workspace, clock=clock)
     if memory.backend == "mem0":
         from oryxtui.memory.mem0_store import Mem0MemoryStore
 
@@ -114,8 +118,10 @@ class MemoryService:
         max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
         archival_max_chars: int = DEFAULT_ARCHIVAL_MAX_CHARS,
         recall_setup: RecallSetup | None = None,
+        actor: Actor = CLI,
     ) -> None:
         self.store = store
+        self.actor = actor  # who changes memory through this service, unless a tool call says
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
         self._engine_lock = threading.Lock()
@@ -129,12 +135,21 @@ class MemoryService:
 
     @classmethod
     def open(
-        cls, workspace: Workspace, settings: Settings, clock: Clock = datetime.now
+        cls,
+        workspace: Workspace,
+        settings: Settings,
+        clock: Clock = datetime.now,
+        actor: Actor = CLI,
     ) -> MemoryService:
         memory = settings.memory
-        store = create_store(workspace, settings)
+        store = create_store(workspace, settings, clock)
         setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
-        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars, setup)
+        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars, setup, actor)
+
+    @property
+    def by(self) -> Actor:
+        """Who is changing memory now: an agent's tool call, else this service's actor."""
+        return current_actor.get() or self.actor
 
     @property
     def backend(self) -> str:
@@ -231,7 +246,7 @@ class MemoryService:
         parsed_scope = parse_scope(scope)
         clean = self._checked(content)
         stamp = self.clock().strftime(TIME_FORMAT)
-        return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope)
+        return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope, self.by)
 
     def recall(self, agent: AgentArg, keyword: str, semantic: bool = True) -> Recall:
         """Archival entries for `keyword`: ranked (hybrid), by the store (mem0), or upstream's
@@ -259,7 +274,7 @@ class MemoryService:
             line = entry_line(old.time, clean) if old.time else f"- {clean}"
             return entry_from_line(line, old.scope)
 
-        new = self._replace(agent, entry_id, edited)[1]
+        new = self._replace(agent, entry_id, edited, "edit")[1]
         assert new is not None
         return new
 
@@ -272,23 +287,24 @@ class MemoryService:
                 raise UsageError(f"The entry is already in {target.value}; nothing was changed.")
             return entry_from_line(old.line, target)
 
-        new = self._replace(agent, entry_id.strip(), moved)[1]
+        new = self._replace(agent, entry_id.strip(), moved, "move")[1]
         assert new is not None
         return new
 
     def delete(self, agent: AgentArg, entry_id: str) -> MemoryEntry:
         """The entry removed; returns it as it was."""
-        return self._replace(agent, entry_id.strip(), lambda old: None)[0]
+        return self._replace(agent, entry_id.strip(), lambda old: None, "delete")[0]
 
     def remove_duplicates(self, agent: AgentArg) -> list[MemoryEntry]:
         """Entries that repeat an earlier one of their section (same words, any case or
         spacing) removed, the oldest kept; returns the removed ones."""
-        return self._editable().remove_duplicates(self.resolve_agent(agent))
+        return self._editable().remove_duplicates(self.resolve_agent(agent), self.by)
 
     def _replace(
-        self, agent: AgentArg, entry_id: str, change: Change
+        self, agent: AgentArg, entry_id: str, change: Change, op: str
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
-        return self._editable().replace(self.resolve_agent(agent), entry_id, change)
+        name = self.resolve_agent(agent)
+        return self._editable().replace(name, entry_id, change, op, self.by)
 
     def _editable(self) -> Editable:
         """The store, when it can change single entries; mem0 cannot (one sentence)."""
@@ -324,26 +340,89 @@ class MemoryService:
     def restore(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Save the lost entries again, with their original times; returns what was restored."""
         store = self.store
-        return store.restore(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
+        if not isinstance(store, Restorable):
+            return []
+        return store.restore(self.resolve_agent(agent), self.by)
 
     def accept(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Accept an outside removal: the lost entries are forgotten, not restored."""
         store = self.store
-        return store.accept(self.resolve_agent(agent)) if isinstance(store, Restorable) else []
-
-    def journal_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
-        """A sentence about unreadable records in the journal `lost` and `restore` rely on."""
-        store = self.store
         if not isinstance(store, Restorable):
+            return []
+        return store.accept(self.resolve_agent(agent), self.by)
+
+    # History ----------------------------------------------------------------------------------
+
+    def _recorded(self) -> Recorded:
+        """The store, when it keeps a history; mem0 does not (one sentence)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(
+                f"The {self.backend} backend keeps no history oryxtui can read; its server "
+                "has its own."
+            )
+        return store
+
+    def reconcile(self, agent: AgentArg = FROM_CONTEXT) -> list[Record]:
+        """Record what another program changed since oryxtui last looked (the watcher calls
+        this); returns the records written."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return []
+        return store.reconcile(self.resolve_agent(agent))
+
+    def history(
+        self, agent: AgentArg = FROM_CONTEXT, since: datetime | None = None
+    ) -> list[Record]:
+        """Every change to the agent's memory, newest first (outside changes recorded first);
+        with `since`, only those made then or later."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        store.reconcile(name)
+        shown = [record for record in store.changes(name).records if record.shown]
+        if since is not None:
+            floor = since.isoformat(timespec="seconds")
+            shown = [r for r in shown if r.time is not None and r.time >= floor]
+        return shown[::-1]
+
+    def as_of(self, agent: AgentArg, n: int) -> tuple[MemorySnapshot, str] | None:
+        """The memory right after change `n`, and the memory block it injected (None: from
+        before the history knew the memory)."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        lines = memory_at(store.changes(name).records, n)
+        if lines is None:
             return None
-        return store.journal_problems(self.resolve_agent(agent))
+        read = store.memory_read(lines)
+        window = self.window(read)
+        return self._snapshot(name, read), render_context(read.core_block.lines, window)
+
+    def bring_back(self, agent: AgentArg, record: Record) -> list[MemoryEntry]:
+        """The entries change `record` removed (or edited away), written again with their
+        times, unless they are there; returns those written."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        present = {entry.line for entry in [*snapshot.core, *snapshot.archival]}
+        # A moved entry is still there, in its other section: nothing to bring back.
+        entries = [cleaned(key) for key in record.before if key[1] not in present]
+        return store.bring_back(name, entries, self.by) if entries else []
+
+    def history_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
+        """A sentence about unreadable lines in the history `lost` and `restore` rely on."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return None
+        return store.history_problems(self.resolve_agent(agent))
 
     def snapshot(
         self, agent: AgentArg = FROM_CONTEXT, newest_bytes: int | None = None
     ) -> MemorySnapshot:
         """Every entry; with `newest_bytes`, a big file gives only its newest (see `partial`)."""
         name = self.resolve_agent(agent)
-        read = self.store.read(name, newest_bytes)
+        return self._snapshot(name, self.store.read(name, newest_bytes))
+
+    def _snapshot(self, name: str | None, read: MemoryRead) -> MemorySnapshot:
         return MemorySnapshot(
             agent=name,
             backend=self.backend,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 from oryxtui import database
 from oryxtui.errors import MemoryWriteError, StaleEntry
@@ -19,11 +20,23 @@ from oryxtui.memory.format import (
     normalised,
     sanitize_content,
 )
+from oryxtui.memory.history import (
+    CLI,
+    Actor,
+    History,
+    Lines,
+    Log,
+    Record,
+    Signature,
+    change,
+)
 from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
+from oryxtui.memory.writer import Result, file_lock
 from oryxtui.workspace import Workspace
 
 GLOBAL_AGENT = "__global__"
 ARCHIVAL_LOAD_ROWS = 100
+HISTORY_FILE = "memory_entries.journal"  # beside where the agent's MEMORY.md would be
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
 
 
@@ -60,9 +73,16 @@ class SqliteMemoryStore:
     windowed = False  # upstream injects the newest 100 rows, whatever their length
     ranked = False
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        lock_timeout: float = 15.0,
+        clock: Callable[[], datetime] = datetime.now,
+    ) -> None:
         self.workspace = workspace
         self.database = database.Database(workspace.db_path)
+        self.lock_timeout = lock_timeout
+        self.history = History(workspace, clock)
 
     def _rows(
         self, agent: str | None, scope: Scope, newest: int | None = None
@@ -80,20 +100,134 @@ class SqliteMemoryStore:
         )
         return [(created, content) for created, content in rows]
 
-    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
-        connection = self.database.connection()
-        try:
-            with database.write_transaction(connection):
-                connection.execute(
-                    "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    (agent or GLOBAL_AGENT, _SCOPES[scope], content, time),
+    def append(
+        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+    ) -> MemoryEntry:
+        entry = entry_from_line(entry_line(time, content), scope)
+
+        def body(connection: sqlite3.Connection) -> tuple[MemoryEntry, Record]:
+            self._insert(connection, agent, time, content, scope)
+            return entry, change("save", by, after=[entry])
+
+        return self._write(agent, body)
+
+    def _insert(
+        self,
+        connection: sqlite3.Connection,
+        agent: str | None,
+        time: str,
+        content: str,
+        scope: Scope,
+    ) -> None:
+        connection.execute(
+            "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            (agent or GLOBAL_AGENT, _SCOPES[scope], content, time),
+        )
+
+    def _write(
+        self,
+        agent: str | None,
+        body: Callable[[sqlite3.Connection], tuple[Result, Record | None]],
+    ) -> Result:
+        """`body` in one write transaction under the history's lock; the change it returns is
+        recorded once the transaction has committed."""
+        path = self._history_file(agent)
+        with file_lock(self.workspace, path, self.lock_timeout):
+            known = self.history.log(path).signature
+            connection = self.database.connection()
+            try:
+                with database.write_transaction(connection):
+                    made_on = self._signature(connection, agent)
+                    # Changed behind oryxtui's back: the history records it first, as found.
+                    found = self._lines(agent) if made_on != known else None
+                    result, made = body(connection)
+                    now = self._signature(connection, agent)
+            except sqlite3.Error as exc:
+                raise MemoryWriteError(
+                    f"Could not save to {self.workspace.db_path} ({exc}); nothing was written."
+                ) from None
+            if made is not None:
+                self.history.commit(
+                    path, made, made_on, now, lambda: (found or self._lines(agent), made_on)
                 )
-        except sqlite3.Error as exc:
-            raise MemoryWriteError(
-                f"Could not save to {self.workspace.db_path} ({exc}); nothing was written."
-            ) from None
-        return entry_from_line(entry_line(time, content), scope)
+            return result
+
+    def _history_file(self, agent: str | None) -> Path:
+        path = self.workspace.memory_file(agent).with_name(HISTORY_FILE)
+        self.workspace.check_read_target(path)
+        return path
+
+    def _signature(self, connection: sqlite3.Connection, agent: str | None) -> Signature:
+        """Changes when rows are added, removed or rewritten to another length (what
+        oryxtui and upstream do; a row rewritten in place to the same length is not seen)."""
+        row = connection.execute(
+            "SELECT count(*), coalesce(max(id), 0), total(id), total(length(content)),"
+            " total(length(scope)) FROM memory_entries WHERE agent_name = ?",
+            (agent or GLOBAL_AGENT,),
+        ).fetchone()
+        return tuple(int(value) for value in row)
+
+    def _lines(self, agent: str | None) -> Lines:
+        lines: Lines = {Scope.CORE: [], Scope.ARCHIVAL: []}
+        for _, entry in self._entries(agent):
+            lines[entry.scope].append(entry.line)
+        return lines
+
+    def reconcile(self, agent: str | None) -> list[Record]:
+        """Record rows another program added or removed since oryxtui last looked."""
+        path = self._history_file(agent)
+        if not path.parent.is_dir():
+            return []  # a look never makes a folder
+        with file_lock(self.workspace, path, self.lock_timeout, create=False):
+            connection = self.database.connection()
+            with self.database.errors():
+                connection.execute("BEGIN")  # the rows and their signature, read as one
+                try:
+                    now = self._signature(connection, agent)
+                    lines = self._lines(agent)
+                finally:
+                    connection.execute("COMMIT")
+            return self.history.commit(path, None, None, now, lambda: (lines, now))
+
+    def changes(self, agent: str | None) -> Log:
+        return self.history.log(self._history_file(agent))
+
+    def memory_read(self, lines: Lines) -> MemoryRead:
+        """A read of a memory that held `lines` (an earlier one, from the history)."""
+        core = [entry_from_line(line, Scope.CORE) for line in lines[Scope.CORE]]
+        archival = [entry_from_line(line, Scope.ARCHIVAL) for line in lines[Scope.ARCHIVAL]]
+        return MemoryRead(
+            core=core,
+            archival=archival,
+            core_block=Section([_block_line(e.content) for e in core]),
+            archival_block=Section(
+                [_block_line(e.content) for e in archival[-ARCHIVAL_LOAD_ROWS:]]
+            ),
+        )
+
+    def history_problems(self, agent: str | None) -> str | None:
+        return self.history.problems(self._history_file(agent))
+
+    def bring_back(
+        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = CLI
+    ) -> list[MemoryEntry]:
+        """Insert `entries` again (with their times) unless a row holds them; returns those
+        inserted."""
+
+        def body(connection: sqlite3.Connection) -> tuple[list[MemoryEntry], Record | None]:
+            present = {(entry.scope, entry.line) for _, entry in self._entries(agent)}
+            missing: list[MemoryEntry] = []
+            for entry in entries:
+                if (entry.scope, entry.line) in present:
+                    continue
+                present.add((entry.scope, entry.line))
+                time = entry.time or datetime.now().strftime(TIME_FORMAT)
+                self._insert(connection, agent, time, entry.content, entry.scope)
+                missing.append(entry_from_line(entry_line(time, entry.content), entry.scope))
+            return missing, change("restore", by, after=missing) if missing else None
+
+        return self._write(agent, body)
 
     def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         """Rows whose content holds `keyword`, case-insensitively, oldest first: upstream's
@@ -154,9 +288,8 @@ class SqliteMemoryStore:
             [_time_text(created) or None for created, _ in rows],
         )
 
-    def _entries(self, agent: str | None) -> list[tuple[object, object, MemoryEntry]]:
-        """(row id, content as stored, entry) of every core and archival row, oldest first:
-        what a change addresses, and compares with before it writes."""
+    def _entries(self, agent: str | None) -> list[tuple[object, MemoryEntry]]:
+        """(row id, entry) of every core and archival row, oldest first."""
         rows = self.database.query(
             "SELECT id, scope, created_at, content FROM memory_entries WHERE agent_name = ?"
             " ORDER BY id",
@@ -164,59 +297,61 @@ class SqliteMemoryStore:
         )
         scopes = {value: scope for scope, value in _SCOPES.items()}
         return [
-            (row_id, content, entry_from_line(_row_line(created, content), scopes[str(value)]))
+            (row_id, entry_from_line(_row_line(created, content), scopes[str(value)]))
             for row_id, value, created, content in rows
             if str(value) in scopes
         ]
 
     def replace(
-        self, agent: str | None, entry_id_: str, change: Change
+        self, agent: str | None, entry_id_: str, change_: Change, op: str, by: Actor = CLI
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
-        """The row whose entry has this id, changed in place (its `created_at` kept) only if it
-        is still as read (compare-and-set on its content)."""
-        for row_id, content, old in self._entries(agent):
-            if old.id != entry_id_:
-                continue
-            new = change(old)
-            connection = self.database.connection()
-            with self.database.errors(), database.write_transaction(connection):
-                if new is None:
-                    cursor = connection.execute(
-                        "DELETE FROM memory_entries WHERE id = ? AND content = ?",
-                        (row_id, content),
-                    )
-                else:
-                    cursor = connection.execute(
-                        "UPDATE memory_entries SET scope = ?, content = ? WHERE id = ?"
-                        " AND content = ?",
-                        (_SCOPES[new.scope], new.content, row_id, content),
-                    )
-            if cursor.rowcount == 1:
-                return old, new
-            break  # changed since it was read
-        raise StaleEntry(
-            f"No entry {entry_id_} here: it was edited, moved or removed since it was shown; "
-            "nothing was changed — show the memory again for its new id."
-        )
+        """The row whose entry has this id, changed in place (its `created_at` kept); a move
+        is the row inserted again at the end of its new scope, as a file's is."""
 
-    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        def body(
+            connection: sqlite3.Connection,
+        ) -> tuple[tuple[MemoryEntry, MemoryEntry | None], Record | None]:
+            for row_id, old in self._entries(agent):
+                if old.id != entry_id_:
+                    continue
+                new = change_(old)
+                if new is None or new.scope is not old.scope:
+                    if new is not None:
+                        connection.execute(
+                            "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                            " SELECT agent_name, ?, ?, created_at FROM memory_entries"
+                            " WHERE id = ?",
+                            (_SCOPES[new.scope], new.content, row_id),
+                        )
+                    connection.execute("DELETE FROM memory_entries WHERE id = ?", (row_id,))
+                elif new != old:
+                    connection.execute(
+                        "UPDATE memory_entries SET content = ? WHERE id = ?",
+                        (new.content, row_id),
+                    )
+                made = change(op, by, [old], [new] if new else []) if new != old else None
+                return (old, new), made
+            raise StaleEntry(
+                f"No entry {entry_id_} here: it was edited, moved or removed since it was "
+                "shown; nothing was changed — show the memory again for its new id."
+            )
+
+        return self._write(agent, body)
+
+    def remove_duplicates(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Rows whose content repeats an earlier row's of their scope, deleted in one
-        transaction (each only if it is still as read)."""
-        seen: set[tuple[Scope, str]] = set()
-        doomed: list[tuple[object, object, MemoryEntry]] = []
-        for row_id, content, entry in self._entries(agent):
-            key = (entry.scope, normalised(entry.content))
-            if key in seen:
-                doomed.append((row_id, content, entry))
-            else:
-                seen.add(key)
-        removed = []
-        connection = self.database.connection()
-        with self.database.errors(), database.write_transaction(connection):
-            for row_id, content, entry in doomed:
-                cursor = connection.execute(
-                    "DELETE FROM memory_entries WHERE id = ? AND content = ?", (row_id, content)
-                )
-                if cursor.rowcount == 1:
+        transaction."""
+
+        def body(connection: sqlite3.Connection) -> tuple[list[MemoryEntry], Record | None]:
+            seen: set[tuple[Scope, str]] = set()
+            removed: list[MemoryEntry] = []
+            for row_id, entry in self._entries(agent):
+                key = (entry.scope, normalised(entry.content))
+                if key in seen:
+                    connection.execute("DELETE FROM memory_entries WHERE id = ?", (row_id,))
                     removed.append(entry)
-        return removed
+                else:
+                    seen.add(key)
+            return removed, change("dedupe", by, removed) if removed else None
+
+        return self._write(agent, body)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from oryxtui.memory.format import (
     NO_GAPS,
@@ -19,6 +19,9 @@ from oryxtui.memory.format import (
     Scope,
     duplicates,
 )
+
+if TYPE_CHECKING:
+    from oryxtui.memory.history import Actor, Lines, Log, Record
 
 
 class Watch(Enum):
@@ -130,8 +133,10 @@ class LongTermMemoryStore(Protocol):
     windowed: bool
     ranked: bool  # True: `search` answers most relevant first (a server that ranks)
 
-    def append(self, agent: str | None, time: str, content: str, scope: Scope) -> MemoryEntry:
-        """Store one sanitised entry stamped `time`."""
+    def append(
+        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = ...
+    ) -> MemoryEntry:
+        """Store one sanitised entry stamped `time`, saved by `by`."""
         ...
 
     def read(
@@ -154,23 +159,47 @@ class LongTermMemoryStore(Protocol):
 
 @runtime_checkable
 class Restorable(Protocol):
-    """A store that others may rewrite behind oryxtui's back (a file), and that journals what
-    oryxtui wrote so that what they dropped can be put back."""
+    """A store that others may rewrite behind oryxtui's back (a file), so that what they
+    dropped of what oryxtui wrote (its history knows) can be put back."""
 
     def lost(self, agent: str | None) -> list[MemoryEntry]:
         """Entries this store wrote that are gone from it (an outside edit)."""
         ...
 
-    def restore(self, agent: str | None) -> list[MemoryEntry]:
+    def restore(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:
         """Write the lost entries again, with their times; returns them."""
         ...
 
-    def accept(self, agent: str | None) -> list[MemoryEntry]:
+    def accept(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:
         """Forget the lost entries: their removal was meant; returns them."""
         ...
 
-    def journal_problems(self, agent: str | None) -> str | None:
-        """A sentence about records of the journal that could not be read, if any."""
+
+@runtime_checkable
+class Recorded(Protocol):
+    """A store that keeps the history of every change to its memory (files and tables)."""
+
+    def reconcile(self, agent: str | None) -> list[Record]:
+        """Record what another program changed since oryxtui last looked; returns it."""
+        ...
+
+    def changes(self, agent: str | None) -> Log:
+        """The history as recorded (oldest first)."""
+        ...
+
+    def memory_read(self, lines: Lines) -> MemoryRead:
+        """A read of a memory that held `lines`, its block as this store shows it."""
+        ...
+
+    def bring_back(
+        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = ...
+    ) -> list[MemoryEntry]:
+        """Write `entries` again, with their times, unless they are there; returns those
+        written."""
+        ...
+
+    def history_problems(self, agent: str | None) -> str | None:
+        """A sentence about lines of the history that could not be read, if any."""
         ...
 
 
@@ -182,14 +211,15 @@ class Editable(Protocol):
     """A store whose entries can be changed one at a time (files and tables)."""
 
     def replace(
-        self, agent: str | None, entry_id: str, change: Change
+        self, agent: str | None, entry_id: str, change: Change, op: str, by: Actor = ...
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
         """Under the store's lock: find the entry `entry_id` (StaleEntry if it is not there),
-        put `change(entry)` in its place (None: remove it; another scope: move it), keep
-        everything else as it is; returns (the entry as it was, the entry now)."""
+        put `change(entry)` in its place (None: remove it; another scope: move it to the end
+        of that section), keep everything else as it is, and record it in the history as `op`
+        by `by`; returns (the entry as it was, the entry now)."""
         ...
 
-    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+    def remove_duplicates(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:
         """Keep the oldest of entries that are the same (`normalised`, per section) and remove
         the rest, in one write; returns the removed ones."""
         ...

@@ -9,7 +9,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
@@ -29,6 +29,17 @@ from oryxtui.memory.reader import (
 from oryxtui.workspace import Workspace
 
 Result = TypeVar("Result")
+
+
+class Written(NamedTuple):
+    """What a write changed: the signature of the file it changed and of the file it left,
+    and the text it changed when that was read whole (a big file's splice never is)."""
+
+    made_on: StatSignature
+    now: StatSignature
+    found: str | None
+
+
 TEMP_PREFIX = ".MEMORY.md."
 TEMP_SUFFIX = ".tmp"
 MAX_ATTEMPTS = 50
@@ -44,31 +55,9 @@ class MemoryWriter:
         # How long an empty or changing file must stay still before it is written to.
         self.settle_seconds = 0.2
 
-    @contextlib.contextmanager
-    def locked(self, path: Path) -> Iterator[None]:
-        """The cross-process lock on MEMORY.md.lock, with every refusal as one sentence."""
-        from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
-
-        self.workspace.check_write_target(path)
-        lock_path = path.with_name(path.name + ".lock")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.workspace.check_write_target(path)
-            if lock_path.is_symlink():
-                raise MemoryWriteError(
-                    f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
-                )
-            with FileLock(lock_path, timeout=self.lock_timeout):
-                yield
-        except Timeout:
-            raise MemoryWriteError(
-                f"{path} stayed locked by another writer for {self.lock_timeout:.0f} s; "
-                "nothing was saved — try again."
-            ) from None
-        except OSError as exc:
-            raise MemoryWriteError(
-                f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
-            ) from None
+    def locked(self, path: Path, create: bool = True) -> contextlib.AbstractContextManager[None]:
+        """The cross-process lock on MEMORY.md.lock (with `create`, its folder is made)."""
+        return file_lock(self.workspace, path, self.lock_timeout, create)
 
     def wait_until_stable(self, path: Path, limit: float = 10.0) -> None:
         """Never write over a file mid-save (an editor that truncates, then writes)."""
@@ -86,7 +75,9 @@ class MemoryWriter:
             "try again when it is saved."
         )
 
-    def rewrite(self, path: Path, change: Callable[[str], tuple[str, Result]]) -> Result:
+    def rewrite(
+        self, path: Path, change: Callable[[str], tuple[str, Result]]
+    ) -> tuple[Result, Written]:
         """Replace the file's text by `change(text)[0]` and return `change(text)[1]` (call under
         `locked`); read whole, and redone if someone saves the file meanwhile."""
         _remove_stale_temp_files(path.parent)
@@ -100,46 +91,51 @@ class MemoryWriter:
                 if stat_signature(path) != loaded.signature:
                     continue
             text, result = change(loaded.text)
+            if text == loaded.text:  # nothing to change: nothing is written
+                return result, Written(loaded.signature, loaded.signature, loaded.text)
             temp = write_temp(path, [text.encode("utf-8")], TEMP_PREFIX, TEMP_SUFFIX)
             if stat_signature(path) != loaded.signature:
                 os.unlink(temp)
                 continue
-            if self._put_in_place(temp, path, loaded.signature, text):
-                return result
+            placed = self._put_in_place(temp, path, loaded.signature, text)
+            if placed is not None:
+                return result, Written(loaded.signature, placed, loaded.text)
         raise MemoryWriteError(
             f"{path} kept changing while saving; nothing was written — try again."
         )
 
-    def append(self, path: Path, entries: Sequence[MemoryEntry]) -> None:
+    def append(self, path: Path, entries: Sequence[MemoryEntry]) -> Written:
         """Put `entries` in as the newest of their sections (call under `locked`)."""
         _remove_stale_temp_files(path.parent)
         for _ in range(MAX_ATTEMPTS):
             self.workspace.check_write_target(path)
-            if self._append_once(path, entries):
-                return
+            written = self._append_once(path, entries)
+            if written is not None:
+                return written
         raise MemoryWriteError(
             f"{path} kept changing while saving; nothing was written — try again."
         )
 
-    def _append_once(self, path: Path, entries: Sequence[MemoryEntry]) -> bool:
-        """One attempt; False when someone saved the file meanwhile (then read it again)."""
+    def _append_once(self, path: Path, entries: Sequence[MemoryEntry]) -> Written | None:
+        """One attempt; None when someone saved the file meanwhile (then read it again)."""
         made = self._new_file(path, entries)
         if made is None:
-            return False
-        read, temp, text = made
+            return None
+        read, temp, text, found = made
         # Someone who ignores the lock may have replaced the file since we read it: then
         # read again and redo, so their edit is never overwritten.
         if stat_signature(path) != read:
             os.unlink(temp)
-            return False
-        return self._put_in_place(temp, path, read, text)
+            return None
+        placed = self._put_in_place(temp, path, read, text)
+        return None if placed is None else Written(read, placed, found)
 
     def _new_file(
         self, path: Path, entries: Sequence[MemoryEntry]
-    ) -> tuple[StatSignature, Path, str | None] | None:
+    ) -> tuple[StatSignature, Path, str | None, str | None] | None:
         """The file with the entries put in, written to a temp file: (the signature of the file
-        it was made from, the temp file, its text when it was made whole). None: the file is
-        empty and changing (an editor mid-save): read it again."""
+        it was made from, the temp file, its new text and the text it was made from when it was
+        made whole). None: the file is empty and changing (an editor mid-save): read again."""
         with self.files.open(path) as file:
             if isinstance(file, ChunkedFile) and (made := _spliced(path, file, entries)):
                 return made  # a big file, never held whole
@@ -156,29 +152,67 @@ class MemoryWriter:
         for entry in entries:  # only a restore puts in several at once
             text = sections.with_entry(text, entry.line, entry.scope)
         temp = write_temp(path, [text.encode("utf-8")], TEMP_PREFIX, TEMP_SUFFIX)
-        return loaded.signature, temp, text
+        return loaded.signature, temp, text, loaded.text
 
-    def _put_in_place(self, temp: Path, path: Path, read: StatSignature, text: str | None) -> bool:
-        """Make `temp` the file at `path`, unless an outside save lands at this very instant.
+    def _put_in_place(
+        self, temp: Path, path: Path, read: StatSignature, text: str | None
+    ) -> StatSignature | None:
+        """Make `temp` the file at `path`, unless an outside save lands at this very instant;
+        returns the signature of the file as it was put in place.
 
-        False means `path` holds the outside writer's file, untouched, and the caller redoes.
+        None means `path` holds the outside writer's file, untouched, and the caller redoes.
         """
         with open(temp, "rb") as ours:
             written = signature_of(os.fstat(ours.fileno()))
             if not _switch(temp, path, read):
-                return False
+                return None
             placed = signature_of(os.fstat(ours.fileno()))
         # Remember what we wrote, saving the next save a re-read, only if nobody has touched it
         # since (an editor that truncates in place may already be at work on it): the signature
         # is taken from the file itself, as another file may already be at `path`.
-        if text is not None and placed[:3] == written[:3]:
+        untouched = placed[:3] == written[:3]
+        if text is not None and untouched:
             self.files.cache.put(path, LoadedFile(placed, text, False))
-        return True
+        # Touched already: the signature of what we wrote, which the file no longer has, so
+        # whoever looks next sees that someone else wrote after us.
+        return placed if untouched else written
+
+
+@contextlib.contextmanager
+def file_lock(
+    workspace: Workspace, path: Path, timeout: float, create: bool = True
+) -> Iterator[None]:
+    """The cross-process lock on `path`.lock (a sibling never deleted, so never `path` itself,
+    which a save replaces), with every refusal as one sentence. Without `create`, a missing
+    folder is not made (a look, not a save, must not bring back a folder someone removed)."""
+    from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
+
+    workspace.check_write_target(path)
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        workspace.check_write_target(path)
+        if lock_path.is_symlink():
+            raise MemoryWriteError(
+                f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
+            )
+        with FileLock(lock_path, timeout=timeout):
+            yield
+    except Timeout:
+        raise MemoryWriteError(
+            f"{path} stayed locked by another writer for {timeout:.0f} s; "
+            "nothing was saved — try again."
+        ) from None
+    except OSError as exc:
+        raise MemoryWriteError(
+            f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
+        ) from None
 
 
 def _spliced(
     path: Path, file: ChunkedFile, entries: Sequence[MemoryEntry]
-) -> tuple[StatSignature, Path, None] | None:
+) -> tuple[StatSignature, Path, None, None] | None:
     """One entry copied into a big file's new version chunk by chunk; None when that cannot
     be done (several entries, or no header for the entry's section yet)."""
     if len(entries) != 1:
@@ -190,7 +224,7 @@ def _spliced(
     line = entries[0].line.encode("utf-8")
     try:
         chunks = sections.copy_with(file.fd, file.size, place, line)
-        return read, write_temp(path, chunks, TEMP_PREFIX, TEMP_SUFFIX), None
+        return read, write_temp(path, chunks, TEMP_PREFIX, TEMP_SUFFIX), None, None
     except UnicodeDecodeError:
         raise _undecodable(path) from None
 

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from oryxtui.agent.sessions import SessionStore, os_user
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
+from oryxtui.memory.history import Actor
 from oryxtui.memory.store import Watch
 from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
@@ -63,7 +64,9 @@ class OryxApp(App[None]):
         super().__init__()
         self.workspace = workspace
         self.settings = settings or Settings()
-        self.service = service or MemoryService.open(workspace, self.settings)
+        self.service = service or MemoryService.open(
+            workspace, self.settings, actor=Actor("dashboard")
+        )
         self._runner = runner
         self._runner_lock = threading.Lock()
         self.dashboard = DashboardScreen(

@@ -278,13 +278,18 @@ def check_files(service: MemoryService, root: Path, agents: list[str], tally: Ta
         present = {e.content for e in document.core_entries()}
         present |= {e.content for e in document.archival_entries()}
         lost = {e.content for e in service.lost(agent)}
-        journal = path.with_name(path.name + ".journal").read_text(encoding="utf-8")
-        journaled = {
-            entry_from_line(json.loads(r)["line"], Scope.ARCHIVAL).content
-            for r in journal.splitlines()
-        }
-        if tally.written[agent] - journaled:
-            violations.append(f"{agent}: saves missing from the journal")
+        history = path.with_name(path.name + ".journal").read_text(encoding="utf-8")
+        records = [json.loads(r) for r in history.splitlines()]
+        recorded = [
+            entry_from_line(item["line"], Scope.ARCHIVAL).content
+            for record in records
+            if record["op"] == "save"
+            for item in record["after"]
+        ]
+        if tally.written[agent] - set(recorded):
+            violations.append(f"{agent}: saves missing from the history")
+        if len(recorded) != len(set(recorded)):
+            violations.append(f"{agent}: a save recorded twice in the history")
         lost_counts[agent] = len(lost)
         missing = tally.written[agent] - present - lost
         if missing:

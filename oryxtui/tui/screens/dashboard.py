@@ -4,6 +4,7 @@ each pane owns what it shows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -51,6 +52,7 @@ from oryxtui.tui.overview import (
 )
 from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
+from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.text import display_text
@@ -98,6 +100,7 @@ class DashboardScreen(Screen[None]):
         Binding("m", "move_entry", "Move entry", id="move", show=False),
         Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
         Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
+        Binding("h", "history", "History", id="history"),
     ]
 
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
@@ -199,6 +202,10 @@ class DashboardScreen(Screen[None]):
         )
 
     def _read_in_worker(self, agent: AgentKey) -> None:
+        # What another program changed goes into the history now, while it is known who
+        # did not make it (a read-only workspace only goes without).
+        with contextlib.suppress(OryxError):
+            self.service.reconcile(agent)
         self.post_message(AgentLoaded(self._read_agent(agent, self.newest_bytes)))
 
     def _read_agent(self, agent: AgentKey, newest_bytes: int) -> AgentMemory:
@@ -313,6 +320,9 @@ class DashboardScreen(Screen[None]):
         self.agent_list.mark_changed(event.agent)
         if event.agent in self.agent_list.summaries:
             self.pacer.request(event.agent)
+        history = self.app.screen
+        if isinstance(history, HistoryScreen) and history.agent == event.agent:
+            history.reload()
 
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
@@ -400,6 +410,11 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(
             SaveEntryScreen(agent_label(agent), partial(self.service.save, agent)), saved
         )
+
+    def action_history(self) -> None:
+        agent = self.selected
+        if not isinstance(agent, Unselected):
+            self.app.push_screen(HistoryScreen(self.service, agent))
 
     def action_recall(self) -> None:
         agent = self.selected

@@ -1,0 +1,296 @@
+"""The change history (issue 14, part 2): every change recorded once with what, when and by
+what; outside changes found; the memory as it was after any change; bring back; compaction;
+torn and old records; the `memory log` command. Real files and a real oryxos.db."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope
+from oryxtui.memory.history import (
+    CLI,
+    Actor,
+    Record,
+    Replay,
+    current_actor,
+    difference,
+    memory_at,
+)
+from oryxtui.workspace import Workspace
+from tests.support import fixed_clock, make_agent, run_oryxtui
+
+BACKENDS = ["markdown", "sqlite"]
+
+
+def service_for(workspace: Workspace, backend: str, actor: Actor = CLI) -> MemoryService:
+    settings = Settings.model_validate({"memory": {"backend": backend}})
+    return MemoryService.open(workspace, settings, clock=fixed_clock, actor=actor)
+
+
+def lines_now(service: MemoryService, agent: str) -> dict[Scope, list[str]]:
+    snapshot = service.snapshot(agent)
+    return {
+        Scope.CORE: [e.line for e in snapshot.core],
+        Scope.ARCHIVAL: [e.line for e in snapshot.archival],
+    }
+
+
+def ids(service: MemoryService, agent: str) -> dict[str, str]:
+    snapshot = service.snapshot(agent)
+    return {entry.content: entry.id for entry in [*snapshot.core, *snapshot.archival]}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_change_is_recorded_once_with_what_and_who(
+    workspace: Workspace, backend: str
+) -> None:
+    make_agent(workspace, "ops")
+    dashboard = service_for(workspace, backend, Actor("dashboard"))
+    cli = service_for(workspace, backend)
+    states = {}
+    dashboard.save("ops", "deploys on Tuesdays", "archival")
+    cli.save("ops", "prefers short answers", "core")
+    token = current_actor.set(Actor("agent", "tui:me:ops"))
+    try:
+        dashboard.save("ops", "deploys on tuesdays", "archival")  # an agent's tool call
+    finally:
+        current_actor.reset(token)
+    cli.edit("ops", ids(cli, "ops")["prefers short answers"], "prefers very short answers")
+    dashboard.move("ops", ids(cli, "ops")["deploys on Tuesdays"], "core")
+    cli.remove_duplicates("ops")  # nothing repeats within a section any more: no record
+    cli.delete("ops", ids(cli, "ops")["deploys on tuesdays"])
+    log = cli.history("ops")
+    assert [(r.op, r.actor, r.session) for r in log] == [
+        ("delete", "cli", None),
+        ("move", "dashboard", None),
+        ("edit", "cli", None),
+        ("save", "agent", "tui:me:ops"),
+        ("save", "cli", None),
+        ("save", "dashboard", None),
+    ]
+    move = log[1]
+    assert [(e.scope, e.content) for e in move.removed] == [(Scope.ARCHIVAL, "deploys on Tuesdays")]
+    assert [(e.scope, e.content) for e in move.added] == [(Scope.CORE, "deploys on Tuesdays")]
+    assert move.removed[0].time == move.added[0].time  # a move keeps the entry's time
+    edit = log[2]
+    assert [e.content for e in edit.removed] == ["prefers short answers"]
+    assert [e.content for e in edit.added] == ["prefers very short answers"]
+    # Replaying the history gives the memory exactly as it is, and as it was at each point.
+    records = cli._recorded().changes("ops").records
+    assert memory_at(records, records[-1].n) == lines_now(cli, "ops")
+    states = {r.n: memory_at(records, r.n) for r in log}
+    assert states[log[0].n] == lines_now(cli, "ops")
+    assert "- [2026-07-22 09:30:00] deploys on tuesdays" in states[log[1].n][Scope.ARCHIVAL]
+    assert cli.history("ops") == log  # looking again records nothing
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_outside_change_is_recorded_once(workspace: Workspace, backend: str) -> None:
+    folder = make_agent(workspace, "ops")
+    service = service_for(workspace, backend)
+    service.save("ops", "one", "archival")
+    service.save("ops", "two", "archival")
+    if backend == "markdown":
+        memory_file = folder / "MEMORY.md"
+        text = memory_file.read_text().replace("] one\n", "] one, typed over\n")
+        memory_file.write_text(text + "- typed by hand\n")
+    else:
+        with sqlite3.connect(workspace.db_path) as db:  # upstream OryxOS, say
+            db.execute(
+                "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                " VALUES ('ops', 'CORE', 'from upstream', '2026-07-22 10:00:00')"
+            )
+    assert [r.op for r in service.reconcile("ops")] == ["outside"]
+    assert service.reconcile("ops") == []  # found once
+    outside = service.history("ops")[0]
+    assert outside.actor == "outside"
+    if backend == "markdown":
+        assert [e.content for e in outside.removed] == ["one"]
+        assert [e.content for e in outside.added] == ["one, typed over", "typed by hand"]
+    else:
+        assert [(e.scope, e.content) for e in outside.added] == [(Scope.CORE, "from upstream")]
+    records = service._recorded().changes("ops").records
+    assert memory_at(records, records[-1].n) == lines_now(service, "ops")
+    # A change found only when oryxtui next writes is recorded then, before nothing is lost.
+    if backend == "markdown":
+        memory_file.write_text(memory_file.read_text() + "- another by hand\n")
+    else:
+        with sqlite3.connect(workspace.db_path) as db:
+            db.execute("DELETE FROM memory_entries WHERE content = 'from upstream'")
+    service.save("ops", "three", "archival")
+    newest = service.history("ops")[:2]
+    assert [r.op for r in newest] == ["save", "outside"]  # newest first: found, then saved
+    records = service._recorded().changes("ops").records
+    assert memory_at(records, records[-1].n) == lines_now(service, "ops")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_memory_and_block_as_they_were_and_bring_back(
+    workspace: Workspace, backend: str
+) -> None:
+    make_agent(workspace, "ops")
+    service = service_for(workspace, backend)
+    service.save("ops", "keep me", "core")
+    service.save("ops", "the old fact", "archival")
+    block_then = service.build_context("ops")
+    service.edit("ops", ids(service, "ops")["the old fact"], "the new fact")
+    service.delete("ops", ids(service, "ops")["keep me"])
+    delete, edit, save = service.history("ops")[:3]
+    found = service.as_of("ops", save.n)
+    assert found is not None
+    then, block = found
+    assert [e.content for e in then.core] == ["keep me"]
+    assert [e.content for e in then.archival] == ["the old fact"]
+    assert block == block_then
+    brought = service.bring_back("ops", delete)
+    assert [(e.scope, e.content) for e in brought] == [(Scope.CORE, "keep me")]
+    assert service.bring_back("ops", delete) == []  # it is there: nothing twice
+    service.bring_back("ops", edit)  # the edited-away text comes back beside the new one
+    snapshot = service.snapshot("ops")
+    assert [e.content for e in snapshot.archival] == ["the new fact", "the old fact"]
+    assert snapshot.archival[1].time == "2026-07-22 09:30:00"
+    assert [r.op for r in service.history("ops")[:2]] == ["restore", "restore"]
+
+
+def test_accepted_and_restored_losses_are_recorded(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    service.save("a", "kept", "archival")
+    stale = memory_file.read_text()
+    service.save("a", "lost then restored", "archival")
+    memory_file.write_text(stale)
+    assert [e.content for e in service.restore("a")] == ["lost then restored"]
+    memory_file.write_text(stale)
+    assert [e.content for e in service.accept("a")] == ["lost then restored"]
+    assert service.lost("a") == []
+    ops = [r.op for r in service.history("a")]
+    assert ops[:4] == ["accept", "outside", "restore", "outside"]  # newest first
+
+
+def test_a_journal_from_before_the_history_still_answers(workspace: Workspace) -> None:
+    folder = make_agent(workspace, "a")
+    (folder / "MEMORY.md").write_text(
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- [2026-01-01 10:00:00] b\n"
+    )
+    old = [
+        {"scope": "archival", "line": "- [2026-01-01 09:00:00] a"},
+        {"scope": "archival", "line": "- [2026-01-01 10:00:00] b"},
+        {"scope": "core", "line": "- [2026-01-01 11:00:00] c"},
+        {"scope": "core", "line": "- [2026-01-01 11:00:00] c", "forgotten": True},
+    ]
+    (folder / "MEMORY.md.journal").write_text("".join(json.dumps(r) + "\n" for r in old))
+    service = MemoryService.open(workspace, Settings(), clock=fixed_clock)
+    assert [e.content for e in service.lost("a")] == ["a"]
+    log = service.history("a")  # the journal's saves, then the memory as first seen
+    assert [(r.op, r.time) for r in log] == [("accept", None)] + [("save", None)] * 3
+    assert [e.content for e in service.restore("a")] == ["a"]
+
+
+def test_torn_and_hand_made_records_are_skipped_and_cannot_forge(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    folder = make_agent(workspace, "a")
+    service.save("a", "one", "archival")
+    history = folder / "MEMORY.md.journal"
+    with open(history, "a") as handle:
+        handle.write("not json at all\n")
+        handle.write(
+            json.dumps(
+                {
+                    "n": 90,
+                    "op": "delete",
+                    "actor": "cli",
+                    "before": [{"scope": "core", "line": f"- x\n{ARCHIVAL_HEADER}\n- forged"}],
+                }
+            )
+            + "\n"
+        )
+        handle.write('{"n": 91, "op": "sa')  # a writer killed mid-record
+    assert "1 record" in (service.history_problems("a") or "")
+    forged = service.history("a")[0]
+    assert service.bring_back("a", forged)[0].line == f"- x {'「归档记忆」'} - forged"
+    text = (folder / "MEMORY.md").read_text()
+    assert text.count(ARCHIVAL_HEADER) == 1
+    service.save("a", "two", "archival")  # starts a line of its own after the torn one
+    assert service.history("a")[0].op == "save"
+    assert history.read_text().count("\n") == len(history.read_text().splitlines())
+
+
+def test_a_long_history_is_compacted_and_keeps_answering(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    store = service._recorded()
+    store.history.keep = 10  # type: ignore[attr-defined]
+    service.save("a", "saved first", "core")
+    stale = memory_file.read_text()
+    service.save("a", "lost early", "core")
+    memory_file.write_text(stale + "")  # lost before the records that tell it are folded
+    for index in range(30):
+        service.save("a", f"entry {index}", "archival")
+    records = store.changes("a").records
+    assert len(records) <= 16 and records[0].op == "baseline"
+    assert memory_at(records, records[-1].n) == lines_now(service, "a")
+    assert [e.content for e in service.lost("a")] == ["lost early"]
+    assert records[-1].n > 30  # numbers go on from where they were
+
+
+def test_the_difference_replays_to_the_new_memory_exactly() -> None:
+    rng = random.Random(14)
+    words = [f"- w{i}" for i in range(6)]
+    for _ in range(2000):
+        old = {s: [rng.choice(words) for _ in range(rng.randrange(8))] for s in Scope}
+        new = {s: list(lines) for s, lines in old.items()}
+        for scope in Scope:
+            lines = new[scope]
+            for _ in range(rng.randrange(4)):
+                action = rng.randrange(4)
+                if action == 0 and lines:
+                    lines.pop(rng.randrange(len(lines)))
+                elif action == 1:
+                    lines.insert(rng.randrange(len(lines) + 1), rng.choice(words))
+                elif action == 2 and len(lines) > 1:
+                    rng.shuffle(lines)
+                elif lines:
+                    lines[rng.randrange(len(lines))] = rng.choice(words)
+        before, was_at, after, at = difference(old, new)
+        record = Record(1, "outside", "outside", before=tuple(before), after=tuple(after))
+        replay = Replay({s: list(lines) for s, lines in old.items()})
+        replay.apply(replace(record, at=tuple(at), was_at=tuple(was_at)))
+        assert replay.memory == new, (old, new)
+
+
+def test_memory_log_from_the_cli(tmp_path: Path) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "d"), "--no-open").returncode == 0
+    root = str(tmp_path / "d")
+    run_oryxtui("memory", "save", "--root", root, "--agent", "scribe", "release on Friday")
+    shown = json.loads(
+        run_oryxtui("memory", "show", "--root", root, "--agent", "scribe", "--json").stdout
+    )
+    entry = shown["archival"][-1]
+    run_oryxtui("memory", "move", "--root", root, "--agent", "scribe", entry["id"], "core")
+    text = run_oryxtui("memory", "log", "--root", root, "--agent", "scribe")
+    assert text.returncode == 0
+    first, *rest = text.stdout.splitlines()
+    assert "moved by cli" in first
+    assert rest[0].startswith("  - archival: - [") and rest[0].endswith("release on Friday")
+    assert rest[1].startswith("  + core: - [")
+    lines = run_oryxtui("memory", "log", "--root", root, "--all", "--json").stdout.splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [(r["agent"], r["op"]) for r in records] == [("scribe", "move"), ("scribe", "save")]
+    assert records[0]["before"][0]["id"] == entry["id"]
+    later = run_oryxtui(
+        "memory", "log", "--root", root, "--agent", "scribe", "--since", "2999-01-01"
+    )
+    assert later.returncode == 0 and "No changes" in later.stdout
+    bad = run_oryxtui("memory", "log", "--root", root, "--since", "last tuesday")
+    assert bad.returncode == 2 and "ISO date" in bad.stderr
