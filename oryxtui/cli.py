@@ -195,6 +195,86 @@ def cmd_memory_log(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_memory_export(args: argparse.Namespace) -> int:
+    from oryxtui.memory.transfer import Exported, to_jsonl, to_markdown
+
+    workspace, settings = _open(args)
+    service = _service(workspace, settings)
+    agents = [*workspace.list_agents(), None] if args.all else [_checked_agent(args, workspace)]
+    memories = []
+    for agent in agents:
+        snapshot = service.snapshot(agent)
+        if snapshot.warning:
+            _warn(snapshot.warning)
+        memories.append(Exported(agent, snapshot.core, snapshot.archival))
+    text = to_jsonl(memories) if args.format == "jsonl" else to_markdown(memories)
+    if args.output:
+        _write_new(Path(args.output), text)
+        count = sum(len(m.core) + len(m.archival) for m in memories)
+        sys.stderr.write(f"Exported {count:,} entries to {args.output}.\n")
+    else:
+        sys.stdout.write(text)  # exact: a backup, whatever the terminal
+    return EXIT_OK
+
+
+def _write_new(path: Path, text: str) -> None:
+    """An export file, written whole or not at all."""
+    try:
+        temp = path.with_name(f".{path.name}.tmp")
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, path)
+    except OSError as exc:
+        raise UsageError(f"Could not write {path} ({exc.strerror or exc}).") from None
+
+
+def cmd_memory_import(args: argparse.Namespace) -> int:
+    from oryxtui.memory.transfer import read_export
+
+    source = "standard input" if args.file == "-" else args.file
+    try:
+        raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise UsageError(f"Could not read {source} ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{source} is not UTF-8 text; nothing was imported.") from None
+    workspace, settings = _open(args)
+    target = _checked_agent(args, workspace, saving=True) if args.agent else None
+    grouped: dict[str | None, list[MemoryEntry]] = {}
+    for agent, entry in read_export(text, source):
+        grouped.setdefault(target if args.agent else agent, []).append(entry)
+    unknown = [a for a in grouped if a is not None and a not in workspace.list_agents()]
+    if unknown and not args.create:
+        raise UsageError(
+            f"{source} holds memory of agents not in {workspace.root}: {', '.join(unknown)}; "
+            "add --create to start their memory, or --agent NAME to import into one agent."
+        )
+    service = _service(workspace, settings)
+    report = {}
+    for agent, entries in grouped.items():
+        written, skipped = service.import_entries(agent, entries)
+        report[agent] = (len(written), skipped)
+    if args.json:
+        _print_json(
+            {
+                "agents": [
+                    {"agent": agent, "imported": done, "skipped": skipped}
+                    for agent, (done, skipped) in report.items()
+                ]
+            }
+        )
+        return EXIT_OK
+    if not report:
+        sys.stdout.write(f"No entries in {source}.\n")
+    for agent, (done, skipped) in report.items():
+        where = f"agent {agent}" if agent else "the global memory"
+        also = f" ({skipped:,} already there)" if skipped else ""
+        sys.stdout.write(
+            f"Imported {done:,} entr{'y' if done == 1 else 'ies'} into {where}{also}.\n"
+        )
+    return EXIT_OK
+
+
 def _since(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text.strip())
@@ -596,6 +676,29 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--since", metavar="ISO-DATE-OR-TIME", help="only changes made then or later")
     log.add_argument("--all", action="store_true", help="every agent and the global memory")
     log.set_defaults(handler=cmd_memory_log)
+
+    export = memory_commands.add_parser(
+        "export",
+        parents=[common, agent_options],
+        help="every entry with its scope and time, as JSON lines or MEMORY.md text (to "
+        "standard output unless -o)",
+    )
+    export.add_argument("--all", action="store_true", help="every agent and the global memory")
+    export.add_argument("--format", choices=["jsonl", "md"], default="jsonl")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+    export.set_defaults(handler=cmd_memory_export)
+
+    import_ = memory_commands.add_parser(
+        "import",
+        parents=[common, agent_options, json_option],
+        help="entries from an export (JSON lines or MEMORY.md text), scopes and times kept; an "
+        "entry with the same text and time as one there is skipped",
+    )
+    import_.add_argument("file", metavar="FILE", help="the export; '-' reads standard input")
+    import_.add_argument(
+        "--create", action="store_true", help="start the memory of agents that do not exist"
+    )
+    import_.set_defaults(handler=cmd_memory_import)
 
     index = memory_commands.add_parser(
         "index",

@@ -200,3 +200,32 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal.wait(lambda: "memory · " in terminal.screen(), "the prompt preview")
     screen = terminal.screen()
     assert "changed" in screen or "the deploy window is Tuesday" in screen
+
+
+def test_edit_then_history_then_bring_back(terminal: Terminal, tmp_path: Path) -> None:
+    """The newest entry is edited with keys; the history view shows the edit; `b` brings the
+    old text back into MEMORY.md, with its time."""
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
+    old = [line for line in memory_file.read_text().splitlines() if line.startswith("- [")][-1]
+    terminal.start(
+        f"env COLUMNS=120 LINES=40 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30"
+    )
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    terminal.keys("i")
+    terminal.wait(lambda: "Edit the archival entry" in terminal.screen(), "the edit dialog")
+    terminal.keys("C-u")  # the field holds the old text: clear it
+    terminal.keys("rewritten in tmux", literal=True)
+    terminal.wait(lambda: "rewritten in tmux" in terminal.screen(), "the typed text")
+    terminal.keys("Enter")
+    terminal.wait(lambda: "] rewritten in tmux" in memory_file.read_text(), "the edit on disk")
+    assert old not in memory_file.read_text()
+    terminal.wait(lambda: "Edit the archival" not in terminal.screen(), "the dialog closed")
+    terminal.keys("h")
+    terminal.wait(lambda: "edited by dashboard" in terminal.screen(), "the history view")
+    terminal.wait(lambda: "Memory right after #" in terminal.screen(), "the memory then")
+    terminal.keys("b")
+    terminal.wait(lambda: old in memory_file.read_text(), "the old text back on disk")
+    terminal.wait(lambda: "brought back by" in terminal.screen(), "the new change")
+    terminal.keys("Escape")
+    terminal.wait(lambda: "Archival · 6" in terminal.screen(), "the dashboard again")

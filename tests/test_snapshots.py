@@ -8,6 +8,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from oryxtui.config import Settings
+from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import (
     agent_list,
@@ -107,3 +108,26 @@ def test_prompt_pane(snap_compare, workspace: Workspace) -> None:
 
     app = make_app(build_workspace(workspace), watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=prompt)
+
+
+def test_history_view(snap_compare, workspace: Workspace) -> None:
+    """An edit, a delete and an outside change; the edit selected, with the memory then."""
+    build_workspace(workspace)
+    app = make_app(workspace, watch=False)
+    service = app.service
+    archival = service.snapshot("alpha").archival
+    service.edit("alpha", archival[-1].id, "the answer to 59 is known")
+    service.delete("alpha", archival[-2].id)
+    with open(workspace.memory_file("alpha"), "a", encoding="utf-8") as memory:
+        memory.write("- [2026-07-21 11:00:00] typed in an editor\n")
+
+    async def history(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("h")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: isinstance(screen, HistoryScreen) and len(screen.shown) == 3)
+        await pilot.press("down", "down")  # the edit
+        await wait_for(pilot, lambda: screen.then is not None and screen.then.record.op == "edit")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=history)

@@ -45,7 +45,7 @@ Signature = tuple[int, ...]  # what a memory looked like when last seen (stat, o
 # The changes a person or a program makes; `baseline` (the memory when the history starts, or
 # where it was compacted), `seen` (nothing changed) and `untracked` (the memory grew too big to
 # keep a copy of) are the history's own bookkeeping.
-OPS = ("save", "edit", "move", "delete", "dedupe", "restore", "accept", "outside")
+OPS = ("save", "edit", "move", "delete", "dedupe", "restore", "import", "accept", "outside")
 ACTORS = ("dashboard", "cli", "api", "agent", "outside")
 OP_LABELS = {
     "save": "saved",
@@ -54,6 +54,7 @@ OP_LABELS = {
     "delete": "deleted",
     "dedupe": "removed duplicates",
     "restore": "brought back",
+    "import": "imported",
     "accept": "accepted a removal",
     "outside": "changed outside oryxtui",
 }

@@ -117,21 +117,29 @@ class MarkdownMemoryStore:
         return removed
 
     def bring_back(
-        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = CLI
+        self,
+        agent: str | None,
+        entries: Sequence[MemoryEntry],
+        by: Actor = CLI,
+        op: str = "restore",
     ) -> list[MemoryEntry]:
         """Write `entries` again (cleaned, with their times) unless they are there; returns
         those written."""
         path = self.workspace.memory_file(agent)
         with self.writer.locked(path):
-            return self._put_back(path, lambda: list(entries), by)
+            return self._put_back(path, lambda: list(entries), by, op)
 
     def _put_back(
-        self, path: Path, wanted: Callable[[], list[MemoryEntry]], by: Actor
+        self,
+        path: Path,
+        wanted: Callable[[], list[MemoryEntry]],
+        by: Actor,
+        op: str = "restore",
     ) -> list[MemoryEntry]:
         missing = self._absent(path, wanted())
         if missing:
             written = self.writer.append(path, missing)
-            self._record(path, change("restore", by, after=missing), written)
+            self._record(path, change(op, by, after=missing), written)
         return missing
 
     def _absent(self, path: Path, entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -407,6 +407,24 @@ class MemoryService:
         # A moved entry is still there, in its other section: nothing to bring back.
         entries = [cleaned(key) for key in record.before if key[1] not in present]
         return store.bring_back(name, entries, self.by) if entries else []
+
+    def import_entries(
+        self, agent: AgentArg, entries: Sequence[MemoryEntry]
+    ) -> tuple[list[MemoryEntry], int]:
+        """Entries written into the memory with their scopes and times, but for those whose
+        time and text are there already (or twice in `entries`); returns what was written and
+        how many were skipped."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        seen = {(e.time, e.content) for e in [*snapshot.core, *snapshot.archival]}
+        fresh = []
+        for entry in entries:
+            if (entry.time, entry.content) not in seen:
+                seen.add((entry.time, entry.content))
+                fresh.append(entry)
+        written = store.bring_back(name, fresh, self.by, "import") if fresh else []
+        return written, len(entries) - len(written)
 
     def history_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
         """A sentence about unreadable lines in the history `lost` and `restore` rely on."""

@@ -210,7 +210,11 @@ class SqliteMemoryStore:
         return self.history.problems(self._history_file(agent))
 
     def bring_back(
-        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = CLI
+        self,
+        agent: str | None,
+        entries: Sequence[MemoryEntry],
+        by: Actor = CLI,
+        op: str = "restore",
     ) -> list[MemoryEntry]:
         """Insert `entries` again (with their times) unless a row holds them; returns those
         inserted."""
@@ -225,7 +229,7 @@ class SqliteMemoryStore:
                 time = entry.time or datetime.now().strftime(TIME_FORMAT)
                 self._insert(connection, agent, time, entry.content, entry.scope)
                 missing.append(entry_from_line(entry_line(time, entry.content), entry.scope))
-            return missing, change("restore", by, after=missing) if missing else None
+            return missing, change(op, by, after=missing) if missing else None
 
         return self._write(agent, body)
 

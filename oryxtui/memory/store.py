@@ -192,10 +192,14 @@ class Recorded(Protocol):
         ...
 
     def bring_back(
-        self, agent: str | None, entries: Sequence[MemoryEntry], by: Actor = ...
+        self,
+        agent: str | None,
+        entries: Sequence[MemoryEntry],
+        by: Actor = ...,
+        op: str = "restore",
     ) -> list[MemoryEntry]:
         """Write `entries` again, with their times, unless they are there; returns those
-        written."""
+        written (recorded as `op`: restore, or import)."""
         ...
 
     def history_problems(self, agent: str | None) -> str | None:
