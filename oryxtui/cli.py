@@ -286,8 +286,13 @@ def _since(text: str) -> datetime:
 
 
 def cmd_memory_recall(args: argparse.Namespace) -> int:
-    service, agent = _memory_service(args)
-    found = service.recall(agent, args.keyword)
+    workspace, settings = _open(args)
+    service = _service(workspace, settings)
+    agent = None if args.all else _checked_agent(args, workspace)
+    if args.all:
+        found = service.recall_across([*workspace.list_agents(), None], args.keyword)
+    else:
+        found = service.recall(agent, args.keyword)
     if found.notice:
         _warn(f"{found.problem} Ranked by keywords and time instead. {found.notice}")
     index = found.index
@@ -297,17 +302,23 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
             "finds only the others; `oryxtui memory index` indexes them."
         )
     if args.json:
-        _print_json(found.to_json(args.explain))
+        data = found.to_json(args.explain)
+        if args.all:  # whose memory each hit is in
+            data["hits"] = [{"agent": h.agent, **h.to_json(args.explain)} for h in found.hits]
+        _print_json(data)
     elif found.hits:
         explain = args.explain and found.mode == "hybrid"
         _print(
             "".join(
-                hit.entry.line + "\n" + (f"    {hit.explanation()}\n" if explain else "")
+                (f"{hit.agent or '(global)'}: " if args.all else "")
+                + hit.entry.line
+                + "\n"
+                + (f"    {hit.explanation()}\n" if explain else "")
                 for hit in found.hits
             )
         )
     else:
-        where = f"agent {agent}" if agent else "the global memory"
+        where = "any agent" if args.all else f"agent {agent}" if agent else "the global memory"
         what = "matches" if found.mode != "keyword" else "contains"
         _stderr(f"oryxtui: no archival entry of {where} {what} {args.keyword!r}.")
     return EXIT_OK
@@ -640,6 +651,9 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("keyword", metavar="KEYWORD")
     recall.add_argument(
         "--explain", action="store_true", help="show each hit's fused score and route ranks"
+    )
+    recall.add_argument(
+        "--all", action="store_true", help="every agent and the global memory, each hit named"
     )
     recall.set_defaults(handler=cmd_memory_recall)
 

@@ -81,3 +81,22 @@ async def test_an_unreachable_embedder_is_said_and_recall_still_answers(
         results = app.screen.query_one("#recall-results", OptionList)
         assert results.option_count >= 1
         await pilot.press("escape")
+
+
+async def test_the_modal_searches_every_agent_with_one_key(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        results = app.screen.query_one("#recall-results", OptionList)
+        await pilot.press(*"note")
+        await wait_for(pilot, lambda: results.option_count == 60)  # alpha's own
+        await pilot.press("ctrl+t")  # every agent, each hit named
+        await wait_for(pilot, lambda: results.option_count == 62)
+        prompts = [str(results.get_option_at_index(i).prompt) for i in range(62)]
+        assert {p.split("  ")[0] for p in prompts} == {"alpha", "beta", "global"}
+        assert "every agent" in str(app.screen.query_one("#recall-title").render())
+        await pilot.press("ctrl+t")  # and back
+        await wait_for(pilot, lambda: results.option_count == 60)
+        await pilot.press("escape")

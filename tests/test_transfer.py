@@ -91,3 +91,18 @@ def test_a_file_that_is_no_export_is_refused_whole(workspace: Workspace, tmp_pat
     (tmp_path / "bin").write_bytes(b"\xff\xfe")
     result = run_oryxtui("memory", "import", str(tmp_path / "bin"), "--root", str(workspace.root))
     assert result.returncode == 2 and "not UTF-8" in result.stderr
+
+
+def test_recall_across_every_agent_from_the_cli(tmp_path: Path) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "d"), "--no-open").returncode == 0
+    root = str(tmp_path / "d")
+    run_oryxtui("memory", "save", "--root", root, "--agent", "atlas", "deploy papers on Friday")
+    text = run_oryxtui("memory", "recall", "--root", root, "--all", "deploy")
+    assert text.returncode == 0
+    owners = {line.split(":")[0] for line in text.stdout.splitlines()}
+    assert owners == {"atlas", "ops-bot"}
+    found = json.loads(
+        run_oryxtui("memory", "recall", "--root", root, "--all", "deploy", "--json").stdout
+    )
+    assert {hit["agent"] for hit in found["hits"]} == {"atlas", "ops-bot"}
+    assert len(found["hits"]) <= 20  # the best top_k of all of them

@@ -263,6 +263,37 @@ class MemoryService:
         mode = "delegated" if self.store.ranked else "keyword"
         return Recall(keyword, mode, [Hit(entry) for entry in found])
 
+    def recall_across(
+        self, agents: Sequence[str | None], keyword: str, semantic: bool = True
+    ) -> Recall:
+        """Recall from each of `agents` (None: the global memory), every hit labelled with its
+        agent: ranked recall merges them best first, keyword recall gives them agent by agent.
+        An agent whose memory cannot be read is left out (its notice says why)."""
+        from oryxtui.errors import OryxError
+        from oryxtui.memory.recall.results import Recall
+
+        found: list[Recall] = []
+        problems = []
+        for agent in agents:
+            try:
+                recall = self.recall(agent, keyword, semantic)
+            except OryxError as exc:
+                if isinstance(exc, UsageError):
+                    raise
+                problems.append(str(exc))
+                continue
+            found.append(replace(recall, hits=[replace(h, agent=agent) for h in recall.hits]))
+        hits = [hit for recall in found for hit in recall.hits]
+        mode = found[0].mode if found else "keyword"
+        if mode != "keyword":
+            hits.sort(key=lambda hit: -(hit.score or 0.0))
+            if self.recall_setup is not None:
+                hits = hits[: self.recall_setup.settings.top_k]
+        notices = [recall.notice for recall in found if recall.notice] + problems
+        semantic_state = next((r.semantic for r in found if r.semantic != "off"), "off")
+        problem = next((r.problem for r in found if r.problem), None)
+        return Recall(keyword, mode, hits, semantic_state, notices[0] if notices else None, problem)
+
     # Steering: edit, move, delete -------------------------------------------------------------
 
     def edit(self, agent: AgentArg, entry_id: str, content: str) -> MemoryEntry:

@@ -24,6 +24,7 @@ class Hit:
     entry: MemoryEntry
     score: float | None = None  # the fused score (None: upstream's keyword recall)
     routes: Mapping[str, RouteRank] = field(default_factory=dict)
+    agent: str | None = None  # whose memory it is in (said by a recall across agents)
 
     def to_json(self, explain: bool = False) -> dict[str, object]:
         data: dict[str, object] = dict(self.entry.to_json())

@@ -421,7 +421,10 @@ class DashboardScreen(Screen[None]):
         if not isinstance(agent, Unselected):
             service = self.service
             recall = partial(service.recall, agent)
-            screen = RecallScreen(agent_label(agent), recall, service.ranked, service.embeds)
+            agents = list(self.agent_list.order)
+            across = partial(service.recall_across, agents)
+            label = agent_label(agent)
+            screen = RecallScreen(label, recall, service.ranked, service.embeds, across)
             self.app.push_screen(screen)
 
     # One entry: the one at the cursor of the focused pane (else the archival pane's) ----------

@@ -73,14 +73,22 @@ class RecallScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close", id="recall.close"),
         Binding("down", "focus_results", "Results", show=False),
+        Binding("ctrl+t", "everywhere", "All agents", id="recall.everywhere"),
     ]
 
     def __init__(
-        self, agent_label: str, recall: Recaller, ranked: bool = False, embeds: bool = False
+        self,
+        agent_label: str,
+        recall: Recaller,
+        ranked: bool = False,
+        embeds: bool = False,
+        recall_across: Recaller | None = None,
     ) -> None:
         super().__init__()
         self.agent_label = agent_label
-        self.recall = recall
+        self.own_recall = recall
+        self.recall_across = recall_across  # every agent at once (ctrl+t)
+        self.everywhere = False
         self.ranked = ranked
         self.embeds = embeds  # an embedder answers: meaning waits for a pause in typing
         self.hits: list[Hit] = []
@@ -89,20 +97,36 @@ class RecallScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="recall-dialog", classes="dialog"):
-            yield Label(
-                f"Recall from {self.agent_label} (archival, "
-                + ("most relevant first)" if self.ranked else "case-insensitive)"),
-                classes="dialog-title",
-                markup=False,
-            )
+            yield Label(self._title(), id="recall-title", classes="dialog-title", markup=False)
             yield Input(placeholder="keyword", id="recall-keyword")
             yield Static("", id="recall-status", classes="dialog-hint", markup=False)
             yield OptionList(id="recall-results")
+            across = " · ctrl+t all agents" if self.recall_across is not None else ""
             yield Static(
-                "type to search · ↓ to the results · enter copies · escape closes",
+                f"type to search · ↓ to the results · enter copies{across} · escape closes",
                 classes="dialog-hint",
                 markup=False,
             )
+
+    def _title(self) -> str:
+        where = "every agent" if self.everywhere else self.agent_label
+        order = "most relevant first" if self.ranked else "case-insensitive"
+        return f"Recall from {where} (archival, {order})"
+
+    def recall(self, keyword: str, semantic: bool) -> Recall:
+        if self.everywhere and self.recall_across is not None:
+            return self.recall_across(keyword, semantic)
+        return self.own_recall(keyword, semantic)
+
+    def action_everywhere(self) -> None:
+        """Search every agent's memory, or only this agent's again."""
+        if self.recall_across is None:
+            return
+        self.everywhere = not self.everywhere
+        self.query_one("#recall-title", Label).update(self._title())
+        keyword = self.query_one("#recall-keyword", Input).value
+        self._semantic_done = ""
+        self._run_recall(keyword, semantic=True)
 
     @on(Input.Changed, "#recall-keyword")
     def _search(self, event: Input.Changed) -> None:
@@ -144,7 +168,7 @@ class RecallScreen(ModalScreen[None]):
         ranked = found is not None and found.mode != "keyword"
         shown = hits[:MAX_SHOWN] if ranked else hits[-MAX_SHOWN:]
         results.set_options(
-            Option(self._prompt(hit, keyword, ranked), id=str(index))
+            Option(self._prompt(hit, keyword, ranked, self.everywhere), id=str(index))
             for index, hit in enumerate(shown)
         )
         status = self.query_one("#recall-status", Static)
@@ -157,8 +181,11 @@ class RecallScreen(ModalScreen[None]):
             status.update("")
 
     @staticmethod
-    def _prompt(hit: Hit, keyword: str, ranked: bool) -> Text:
+    def _prompt(hit: Hit, keyword: str, ranked: bool, everywhere: bool = False) -> Text:
         text = highlighted(hit.entry.line, keyword, words="lexical" in hit.routes)
+        if everywhere:  # whose memory it is in, first
+            owner = Text(f"{display_text(hit.agent or 'global')}  ", style="bold")
+            text = owner + text
         if ranked and hit.routes:
             text.append("\n")
             text.append_text(routes_text(hit))
