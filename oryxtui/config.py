@@ -53,7 +53,15 @@ BINDING_IDS = (
     "move",
     "delete",
     "duplicates",
+    "history",
+    "help",
+    "side",
+    "side-wider",
+    "side-narrower",
     "quit",
+    "recall.everywhere",
+    "history.bring-back",
+    "history.who",
 )
 # One key: modifiers joined by '+', then a single character or a lower-case key name (f1,
 # pageup, slash); several keys are separated by commas.

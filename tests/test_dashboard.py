@@ -510,7 +510,7 @@ async def test_a_huge_entry_does_not_stall_the_dashboard(demo_workspace: Workspa
         await wait_for(pilot, lambda: loaded(app, "beta"))
         await pilot.pause(0.05)
         assert time.monotonic() - started < 5.0
-        assert len(str(app.query_one("#archival-detail").render())) < 1100
+        assert len(str(app.query_one("#archival-detail").render())) < 8200
 
 
 async def test_an_agent_selected_after_one_with_few_entries_opens_at_its_newest(

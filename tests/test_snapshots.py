@@ -131,3 +131,16 @@ def test_history_view(snap_compare, workspace: Workspace) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=history)
+
+
+def test_help_screen(snap_compare, workspace: Workspace) -> None:
+    settings = Settings.model_validate({"tui": {"keymap": {"save": "ctrl+s"}}})
+    app = make_app(build_workspace(workspace), settings, watch=False)
+
+    async def open_help(pilot: Pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: pilot.app.screen.query("#help-keys"))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_help)

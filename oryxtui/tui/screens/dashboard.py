@@ -52,6 +52,7 @@ from oryxtui.tui.overview import (
 )
 from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
+from oryxtui.tui.screens.help import HelpScreen
 from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
     from oryxtui.agent.loop import Agent
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
+SMALL_WIDTH = 100  # below this, a narrower agent list
+SIDE_WIDTHS = (30, 42, 55, 70)  # the chat/prompt column, in % of the width ([ and ] step)
 SUMMARY_BATCH_SECONDS = 0.1
 FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
 
@@ -101,6 +104,12 @@ class DashboardScreen(Screen[None]):
         Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
         Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
         Binding("h", "history", "History", id="history"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
+        Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
+        Binding(
+            "right_square_bracket", "side_width(-1)", "Narrow chat", id="side-narrower", show=False
+        ),
     ]
 
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
@@ -128,6 +137,7 @@ class DashboardScreen(Screen[None]):
         self._counts_wanted = False  # the other agents' counts, after the selected agent's
         self.census = CensusThrottle(self._take_census, self.set_timer, clock)
         self.index_status: dict[AgentKey, IndexStatus] = {}  # from the live index
+        self.side_width = 42
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -150,7 +160,8 @@ class DashboardScreen(Screen[None]):
     def on_mount(self) -> None:
         # Before the first layout, so the first frame is already the right one.
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
-        self.memory_view.focus_entries()
+        self.set_class(self.app.size.width < SMALL_WIDTH, "small")
+        self.agent_list.focus()  # ↓ and ↑ change agent at once
         # The first frame already shows the first agent: see `_load`.
         self._agents_listed(AgentsListed(self.workspace.list_agents()))
 
@@ -355,6 +366,7 @@ class DashboardScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "narrow")
+        self.set_class(event.size.width < SMALL_WIDTH, "small")
 
     def on_key(self, event: events.Key) -> None:
         """Escape goes back to the memory panes, so single-key actions work again."""
@@ -410,6 +422,26 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(
             SaveEntryScreen(agent_label(agent), partial(self.service.save, agent)), saved
         )
+
+    def action_help(self) -> None:
+        # The dashboard's own keys and the app's, as bound now (the lists' arrows are below).
+        bindings = {k: b for k, b in self.active_bindings.items() if b.node in (self, self.app)}
+        display = {key: self.app.get_key_display(Binding(key, "")) for key in bindings}
+        self.app.push_screen(HelpScreen(bindings, display))
+
+    def action_toggle_side(self) -> None:
+        """Hide the chat/prompt column for wider memory panes (narrow: open it)."""
+        if self.has_class("narrow"):
+            self.toggle_class("side-open")
+        else:
+            self.toggle_class("side-hidden")
+
+    def action_side_width(self, step: int) -> None:
+        """The chat/prompt column a step wider (1) or narrower (-1)."""
+        index = SIDE_WIDTHS.index(self.side_width) if self.side_width in SIDE_WIDTHS else 1
+        self.side_width = SIDE_WIDTHS[max(0, min(len(SIDE_WIDTHS) - 1, index + step))]
+        self.query_one("#side").styles.width = f"{self.side_width}%"
+        self.remove_class("side-hidden")
 
     def action_history(self) -> None:
         agent = self.selected

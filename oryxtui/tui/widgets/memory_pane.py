@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
@@ -19,11 +20,16 @@ from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.entry_view import DUPLICATE, NOT_INJECTED, EntryView
 
-DETAIL_LIMIT = 1000
+DETAIL_LIMIT = 8000  # characters of the entry at the cursor shown under the pane
 
 
 class MemoryPane(Vertical):
     """One scope of the selected agent's memory."""
+
+    BINDINGS = [
+        Binding("shift+down", "scroll_detail(1)", "Scroll the entry down", show=False),
+        Binding("shift+up", "scroll_detail(-1)", "Scroll the entry up", show=False),
+    ]
 
     def __init__(self, title: str, scope: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -33,7 +39,12 @@ class MemoryPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield EntryView(empty_text=f"No {self.scope} entries yet.", id=f"{self.scope}-view")
-        yield Static("", id=f"{self.scope}-detail", classes="entry-detail", markup=False)
+        with VerticalScroll(classes="entry-detail", can_focus=False):
+            yield Static("", id=f"{self.scope}-detail", markup=False)
+
+    def action_scroll_detail(self, step: int) -> None:
+        """The entry at the cursor, when it is longer than its rows: a row further."""
+        self.query_one(".entry-detail", VerticalScroll).scroll_relative(y=step, animate=False)
 
     @property
     def view(self) -> EntryView:
@@ -68,16 +79,18 @@ class MemoryPane(Vertical):
 
     @on(EntryView.CursorMoved)
     def _show_detail(self, event: EntryView.CursorMoved) -> None:
-        detail = self.query_one(".entry-detail", Static)
+        detail = self.query_one(f"#{self.scope}-detail", Static)
+        self.query_one(".entry-detail", VerticalScroll).scroll_home(animate=False)
         entry = event.entry
         if entry is None:
             detail.update("")
             return
         when = entry.time or "no time (hand-written)"
-        # The detail shows at most three lines: never hand a 1 MB entry to the wrapper.
+        # In full (scrolled with shift+↑/↓ or the wheel), but never a 1 MB entry to the wrapper.
         shown = display_text(entry.content, DETAIL_LIMIT)
         if len(shown) > DETAIL_LIMIT:
-            shown = shown[:DETAIL_LIMIT] + "…"
+            more = len(entry.content) - DETAIL_LIMIT
+            shown = shown[:DETAIL_LIMIT] + f"… ({more:,} more characters: e opens the file)"
         detail.update(Text(f"{when}  {shown}"))
 
 

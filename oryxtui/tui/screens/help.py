@@ -1,0 +1,83 @@
+"""The help screen (`?`): every key the dashboard answers now, read from the live bindings (a
+key rebound in `[tui.keymap]` shows as rebound), what each pane shows and what its marks mean."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import ActiveBinding, Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+PANES = (
+    ("Agents", "every agent, then the global memory; core·archival counts"),
+    ("Core", "always injected into the prompt, whole"),
+    ("Archival", "the running record; only the newest ~4000 characters are injected"),
+    ("Chat", "talk to the selected agent through the memory-aware loop"),
+    ("Prompt", "exactly what the model receives, block by block, with sizes"),
+    ("History (h)", "every change with who made it; the memory as it was; bring back"),
+)
+MARKS = (
+    ("●", "the agent's memory changed in the last few seconds"),
+    ("⚠", "a file that cannot be read, parsed, or that links outside the workspace"),
+    ("○", "an archival entry outside the injected window: kept and recalled, not injected"),
+    ("+", "an entry that just arrived (or, in the history, added by that change)"),
+    ("=", "an entry that repeats an older one of its section (D removes the repeats)"),
+    ("✗", "in the history: an entry that is gone now (b brings it back)"),
+)
+
+
+def key_rows(
+    bindings: Mapping[str, ActiveBinding], display: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """(the keys, what they do): one row per action, every key that runs it as bound now."""
+    actions: dict[tuple[int, str], tuple[Binding, list[str]]] = {}
+    for key, active in bindings.items():
+        binding = active.binding
+        if not binding.description or binding.system:
+            continue
+        found = actions.setdefault((id(active.node), binding.action), (binding, []))
+        found[1].append(display.get(key, key))
+    return [(" ".join(dict.fromkeys(keys)), b.description) for b, keys in actions.values()]
+
+
+def _table(rows: list[tuple[str, str]]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for first, second in rows:
+        table.add_row(first, second)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
+
+    def __init__(self, bindings: Mapping[str, ActiveBinding], display: dict[str, str]) -> None:
+        super().__init__()
+        self.rows = key_rows(bindings, display)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog", classes="dialog"):
+            yield Label("Keys (as bound now)", classes="dialog-title")
+            yield Static(_table(self.rows), id="help-keys")
+            yield Static(
+                "↑ ↓ pgup pgdn home end move in a pane · tab / shift+tab: next / previous pane · "
+                "R restores and A accepts when an outside edit removed entries oryxtui saved",
+                classes="dialog-hint",
+            )
+            yield Label("Panes", classes="dialog-title")
+            yield Static(_table(list(PANES)))
+            yield Label("Marks", classes="dialog-title")
+            yield Static(_table(list(MARKS)))
+            yield Static(
+                Text("escape, ? or q closes · the mouse clicks agents and entries and scrolls"),
+                classes="dialog-hint",
+            )
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

@@ -1,0 +1,122 @@
+"""What a user expects of a terminal app (issue 14, part 4), through Pilot: focus starts on the
+agents, `?` lists the keys as bound now, the chat column hides and resizes, the entry at the
+cursor is shown whole, and the mouse clicks agents and entries and scrolls."""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+from textual.widgets import Static
+
+from oryxtui.config import Settings
+from oryxtui.tui.screens.help import HelpScreen
+from oryxtui.tui.widgets.agent_list import AgentList
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import (
+    agent_list,
+    archival_pane,
+    build_workspace,
+    make_app,
+    shown_memory,
+    wait_for,
+)
+
+
+@pytest.fixture
+def demo_workspace(workspace: Workspace) -> Workspace:
+    return build_workspace(workspace)
+
+
+def showing(app: object, agent: str | None) -> bool:
+    shown = shown_memory(app)  # type: ignore[arg-type]
+    return shown is not None and shown.summary.name == agent and shown.snapshot is not None
+
+
+async def test_focus_starts_on_the_agents_so_arrows_change_agent(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        assert isinstance(app.focused, AgentList)
+        await pilot.press("down")
+        await wait_for(pilot, lambda: showing(app, "beta"))
+        await pilot.press("up")
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        await pilot.press("tab")  # on to the memory: the focused pane's border stands out
+        assert app.focused is not None and not isinstance(app.focused, AgentList)
+
+
+async def test_help_lists_the_keys_as_bound_now(demo_workspace: Workspace) -> None:
+    settings = Settings.model_validate({"tui": {"keymap": {"save": "ctrl+s", "history": "H"}}})
+    app = make_app(demo_workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        keys = {what: keys for keys, what in help_screen.rows}
+        assert keys["Save"] == "^s"  # rebound
+        assert keys["History"] == "H"
+        assert keys["Recall"] == "r" and keys["Help"] == "?"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+async def test_the_chat_column_hides_and_resizes(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        side = app.dashboard.query_one("#side")
+        main = app.dashboard.query_one("#main")
+        narrow_main = main.size.width
+        await pilot.press("backslash")
+        await wait_for(pilot, lambda: not side.display or side.size.width == 0)
+        await wait_for(pilot, lambda: main.size.width > narrow_main + 40)
+        await pilot.press("backslash")
+        await wait_for(pilot, lambda: main.size.width == narrow_main)
+        before = side.size.width
+        await pilot.press("left_square_bracket")  # wider
+        await wait_for(pilot, lambda: side.size.width > before)
+        await pilot.press("right_square_bracket", "right_square_bracket")  # narrower
+        await wait_for(pilot, lambda: side.size.width < before)
+
+
+async def test_the_entry_at_the_cursor_is_shown_whole_and_scrolls(
+    demo_workspace: Workspace,
+) -> None:
+    long = " ".join(f"word{i}" for i in range(250))  # ~1,900 characters
+    app = make_app(demo_workspace)
+    app.service.save("alpha", long, "archival")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        detail = app.dashboard.query_one("#archival-detail", Static)
+        await wait_for(pilot, lambda: "word249" in str(detail.render()))
+        holder = detail.parent
+        assert holder is not None
+        await pilot.press("tab", "tab")  # to the archival pane
+        await pilot.press("shift+down", "shift+down")
+        await wait_for(pilot, lambda: holder.scroll_y == 2)  # type: ignore[attr-defined]
+
+
+async def test_the_mouse_picks_agents_and_entries_and_scrolls(demo_workspace: Workspace) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        agents = agent_list(app)
+        await pilot.click(AgentList, offset=(4, 2))  # the second row: beta
+        await wait_for(pilot, lambda: showing(app, "beta"))
+        await pilot.click(AgentList, offset=(4, 1))
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        view = archival_pane(app).view
+        await wait_for(pilot, lambda: view.row_count == 60 and view.max_scroll_y > 0)
+        await pilot.click("#archival-view", offset=(10, 2))  # an entry on screen
+        assert app.focused is view
+        clicked = view.cursor
+        assert view.entry_at_cursor() is not None
+        assert clicked == int(view.scroll_y) + 2
+        top = view.scroll_y
+        await pilot._post_mouse_events([events.MouseScrollUp], "#archival-view", (10, 2))
+        await wait_for(pilot, lambda: view.scroll_y < top)
+        assert agents.highlighted == 0
