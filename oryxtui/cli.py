@@ -530,6 +530,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    from oryxtui.web import serve_web
+
+    workspace, _ = _open(args)
+    serve_web(workspace.root, args.host, args.port)
+    return EXIT_OK
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     workspace = init_workspace(args.path)
     sys.stdout.write(f"Workspace ready at {workspace.root}\n")
@@ -764,6 +772,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host name clients use to reach the server ('*' for any); repeatable",
     )
     serve.set_defaults(handler=cmd_serve)
+
+    web = commands.add_parser(
+        "web",
+        parents=[common],
+        help="the dashboard in a browser, on this machine only (needs the web extra)",
+    )
+    web.add_argument("--host", default="127.0.0.1", help="a loopback address; default 127.0.0.1")
+    web.add_argument("--port", type=int, default=8766, help="default: 8766")
+    web.set_defaults(handler=cmd_web)
     return parser
 
 
