@@ -147,6 +147,12 @@ def test_a_stale_entry_is_409_over_rest(tmp_path: Path, workspace: Workspace) ->
         gone = client.delete(f"/api/v1/agents/ops/memory/entries/{data['id']}")
         assert gone.status_code == 200 and gone.json()["data"]["content"] == "deploy on wednesday"
         assert client.delete(f"/api/v1/agents/ops/memory/entries/{data['id']}").status_code == 409
+        log = client.get("/api/v1/agents/ops/memory/history").json()["data"]
+        assert (log[0]["op"], log[0]["actor"]) == ("delete", "api")
+        assert log[0]["before"][0]["content"] == "deploy on wednesday"
+        assert (log[-1]["op"], log[-1]["actor"]) == ("save", "cli")
+        later = client.get("/api/v1/agents/ops/memory/history", params={"since": "2999-01-01"})
+        assert later.status_code == 200 and later.json()["data"] == []
     assert "deploy" not in workspace.memory_file("ops").read_text()
 
 

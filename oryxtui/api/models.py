@@ -61,6 +61,22 @@ def saved_entry(entry: MemoryEntry) -> SavedEntry:
     return {"scope": entry.scope.value, **entry.to_json()}  # type: ignore[typeddict-item]
 
 
+class Change(TypedDict):
+    """One change to the memory, as `memory log --json` prints it."""
+
+    n: Annotated[int, Field(description="its number in the agent's history")]
+    time: Annotated[str | None, Field(description="ISO 8601 local time it was recorded")]
+    agent: str | None
+    actor: Annotated[str, Field(description="dashboard, cli, api, agent or outside")]
+    session: Annotated[str | None, Field(description="the agent's session, for its tool calls")]
+    op: Annotated[
+        str,
+        Field(description="save, edit, move, delete, dedupe, restore, import, accept, outside"),
+    ]
+    before: Annotated[list[SavedEntry], Field(description="the entries it removed or replaced")]
+    after: Annotated[list[SavedEntry], Field(description="the entries it added")]
+
+
 class AgentInfo(BaseModel):
     name: str
     description: str = ""

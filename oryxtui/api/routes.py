@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Request, Response
@@ -15,6 +16,7 @@ from oryxtui.agent.loop import Agent
 from oryxtui.agent.sessions import os_user, session_id_for
 from oryxtui.api.models import (
     AgentInfo,
+    Change,
     ChangeBody,
     Envelope,
     IndexInfo,
@@ -180,6 +182,13 @@ async def delete_entry(name: AgentName, entry_id: str, memory: Memory) -> Respon
     """Remove an entry; the answer is the entry as it was. 409 when it changed since read."""
     entry = await run_in_threadpool(memory.delete, name, entry_id)
     return answer(saved_entry(entry))
+
+
+@router.get("/{name}/memory/history", response_model=Envelope[list[Change]])
+def history(name: AgentName, memory: Memory, since: datetime | None = None) -> Response:
+    """Every change to the memory, newest first (`since`: made then or later), what changed and
+    by what; changes another program made are found and recorded first."""
+    return answer([record.to_json(name) for record in memory.history(name, since)])
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])

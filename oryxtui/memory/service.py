@@ -445,7 +445,12 @@ class MemoryService:
         """Entries written into the memory with their scopes and times, but for those whose
         time and text are there already (or twice in `entries`); returns what was written and
         how many were skipped."""
-        store = self._recorded()
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(
+                f"The {self.backend} backend cannot take entries with their times; import into "
+                "a workspace with the markdown or sqlite backend."
+            )
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
         seen = {(e.time, e.content) for e in [*snapshot.core, *snapshot.archival]}

@@ -331,13 +331,20 @@ class DashboardScreen(Screen[None]):
         self.agent_list.mark_changed(event.agent)
         if event.agent in self.agent_list.summaries:
             self.pacer.request(event.agent)
-        history = self.app.screen
-        if isinstance(history, HistoryScreen) and history.agent == event.agent:
-            history.reload()
+        self._history_follows(event.agent)
 
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
         self._read_again(counts=event.everyone)
+        history = self.app.screen
+        if isinstance(history, HistoryScreen):
+            self._history_follows(history.agent)  # a table: any agent's rows may have changed
+
+    def _history_follows(self, agent: AgentKey) -> None:
+        """An open history view of this agent reads the history again."""
+        history = self.app.screen
+        if isinstance(history, HistoryScreen) and history.agent == agent:
+            history.reload()
 
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
