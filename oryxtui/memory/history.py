@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
@@ -379,52 +380,51 @@ class History:
         self.clock = clock
         self.keep = keep
         self._logs: dict[Path, Log] = {}
+        self._lock = threading.Lock()  # the dashboard's workers read logs from several threads
 
     def log(self, path: Path) -> Log:
-        """Everything recorded in `path`; only what was added since the last call is read."""
+        """Everything recorded in `path`; only what was added since the last call is read (and
+        added to the log in place: a long history is never copied)."""
         self.workspace.check_read_target(path)  # bring back writes what it holds: never outside
-        signature = stat_signature(path)
-        cached = self._logs.get(path)
-        if cached is not None and cached.file_signature == signature:
-            return cached
-        grown = (
-            cached is not None
-            and cached.file_signature[0] == signature[0]
-            and signature[1] >= cached.offset
-        )
-        if grown and cached is not None:
-            log = Log(
-                signature,
-                cached.offset,
-                list(cached.records),
-                cached.replay.copy(),
-                cached.malformed,
+        with self._lock:
+            signature = stat_signature(path)
+            log = self._logs.get(path)
+            if log is not None and log.file_signature == signature:
+                return log
+            grown = (
+                log is not None
+                and log.file_signature[0] == signature[0]
+                and signature[1] >= log.offset
             )
-        else:
-            log = Log(signature, 0, [], Replay())
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(log.offset)
-                data = handle.read()
-        except FileNotFoundError:
-            data = b""
-        complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its line break
-        for raw in complete.decode("utf-8", errors="replace").split("\n"):
-            if not raw.strip():
-                continue
-            record = _parsed(raw, log.last)
-            if record is None:
-                log.malformed += 1
-                continue
-            log.records.append(record)
-            log.replay.apply(record)
-        log.offset += len(complete)
-        self._logs[path] = log
-        return log
+            if not grown or log is None:
+                log = Log(signature, 0, [], Replay())
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(log.offset)
+                    data = handle.read()
+            except FileNotFoundError:
+                data = b""
+            complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its break
+            for raw in complete.decode("utf-8", errors="replace").split("\n"):
+                if not raw.strip():
+                    continue
+                record = _parsed(raw, log.last)
+                if record is None:
+                    log.malformed += 1
+                    continue
+                log.records.append(record)
+                log.replay.apply(record)
+            log.offset += len(complete)
+            log.file_signature = signature
+            self._logs[path] = log
+            return log
 
     def ours(self, path: Path) -> list[MemoryEntry]:
         """The entries oryxtui wrote that nobody meant to remove, oldest first."""
-        return [cleaned(key) for key in self.log(path).replay.ours]
+        log = self.log(path)
+        with self._lock:
+            keys = list(log.replay.ours)
+        return [cleaned(key) for key in keys]
 
     def problems(self, path: Path) -> str | None:
         """A sentence about lines of the history that could not be read, if there are any."""
