@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -17,7 +18,7 @@ from oryxtui.config import (
     RecallSettings,
     Settings,
 )
-from oryxtui.errors import ConfigError, UsageError
+from oryxtui.errors import ConfigError, MemoryWriteError, UsageError
 from oryxtui.memory.format import (
     TIME_FORMAT,
     InjectedWindow,
@@ -409,7 +410,10 @@ class MemoryService:
         with `since`, only those made then or later."""
         store = self._recorded()
         name = self.resolve_agent(agent)
-        store.reconcile(name)
+        # A workspace oryxtui may not write to still has a history to read (up to its last
+        # record: what changed since cannot be recorded there).
+        with contextlib.suppress(MemoryWriteError):
+            store.reconcile(name)
         shown = [record for record in store.changes(name).records if record.shown]
         if since is not None:
             floor = since.isoformat(timespec="seconds")
