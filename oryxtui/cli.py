@@ -275,6 +275,43 @@ def cmd_memory_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_memory_consolidate(args: argparse.Namespace) -> int:
+    from oryxtui.agent.consolidation import summariser_for
+
+    workspace, settings = _open(args)
+    agent = _checked_agent(args, workspace)
+    service = _service(workspace, settings)
+    summarise, method, warnings = summariser_for(workspace, settings, agent)
+    digest = service.consolidate(agent, args.dry_run, summarise, method)
+    for warning in warnings:
+        _warn(warning)
+    where = f"agent {agent}" if agent else "the global memory"
+    if args.json:
+        _print_json(
+            {
+                "agent": agent,
+                "dry_run": args.dry_run,
+                "digest": digest.to_json() if digest else None,
+            }
+        )
+        return EXIT_OK
+    if digest is None:
+        sys.stdout.write(
+            f"Nothing to consolidate in {where}: every archival entry outside the injected "
+            "window is covered by a digest already.\n"
+        )
+        return EXIT_OK
+    count = len(digest.covers)
+    verb = "Would write" if args.dry_run else "Wrote"
+    _print(
+        f"{verb} a digest of {count} entr{'y' if count == 1 else 'ies'} to {where}"
+        f" ({digest.method}); they stay in the memory:\n{digest.content}\n"
+    )
+    if args.dry_run:
+        _print("It covers:\n" + "".join(f"  {e.line}\n" for e in digest.covers))
+    return EXIT_OK
+
+
 def _since(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text.strip())
@@ -698,6 +735,16 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--since", metavar="ISO-DATE-OR-TIME", help="only changes made then or later")
     log.add_argument("--all", action="store_true", help="every agent and the global memory")
     log.set_defaults(handler=cmd_memory_log)
+
+    consolidate = memory_commands.add_parser(
+        "consolidate",
+        parents=[common, agent_options, json_option],
+        help="write a digest of the archival entries that left the injected window (they stay)",
+    )
+    consolidate.add_argument(
+        "--dry-run", action="store_true", help="show the digest and what it covers; write nothing"
+    )
+    consolidate.set_defaults(handler=cmd_memory_consolidate)
 
     export = memory_commands.add_parser(
         "export",

@@ -54,6 +54,7 @@ BINDING_IDS = (
     "delete",
     "duplicates",
     "history",
+    "consolidate",
     "help",
     "side",
     "side-wider",
@@ -106,6 +107,15 @@ class EmbeddingSettings(_Section):
         return self
 
 
+class ConsolidateSettings(_Section):
+    # Write a digest after a turn once this many archival entries have left the injected
+    # window since the last digest. Off by default: files are not changed unexpectedly.
+    auto: bool = False
+    min_entries: int = Field(20, ge=1)
+    # The longest digest (so it cannot itself push the window out).
+    max_chars: int = Field(1000, ge=80)
+
+
 class MemorySettings(_Section):
     backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
     archival_max_chars: int = Field(DEFAULT_ARCHIVAL_MAX_CHARS, ge=0)
@@ -116,6 +126,7 @@ class MemorySettings(_Section):
     footprint: bool = False
     mem0: Mem0Settings = Mem0Settings()
     recall: RecallSettings = RecallSettings()
+    consolidate: ConsolidateSettings = ConsolidateSettings()
 
 
 class PromptSettings(_Section):

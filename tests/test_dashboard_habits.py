@@ -9,6 +9,7 @@ from textual import events
 from textual.widgets import Static
 
 from oryxtui.config import Settings
+from oryxtui.tui.screens.change_entry import ConfirmScreen
 from oryxtui.tui.screens.help import HelpScreen
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.workspace import Workspace
@@ -120,3 +121,33 @@ async def test_the_mouse_picks_agents_and_entries_and_scrolls(demo_workspace: Wo
         await pilot._post_mouse_events([events.MouseScrollUp], "#archival-view", (10, 2))
         await wait_for(pilot, lambda: view.scroll_y < top)
         assert agents.highlighted == 0
+
+
+async def test_g_previews_a_digest_writes_it_and_the_pane_marks_it(
+    demo_workspace: Workspace,
+) -> None:
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        pane = archival_pane(app)
+        outside = pane.snapshot.window_start  # type: ignore[union-attr]
+        assert outside > 0
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert f"of the {outside} entries outside the window" in str(
+            app.screen.query_one(".dialog-title").render()
+        )
+        await pilot.press("y")
+        await wait_for(pilot, lambda: pane.view.row_count == 61)
+        newest = pane.snapshot.archival[-1]  # type: ignore[union-attr]
+        assert newest.content.startswith("摘要 ") and f"({outside} entries, extractive)" in (
+            newest.content
+        )
+        assert pane.view.digests == frozenset({60})
+        assert pane.view.covered == frozenset(range(outside))
+        assert "Σ 1 digest of" in str(pane.border_title)
+        await pilot.press("g")  # nothing more to digest
+        await wait_for(
+            pilot,
+            lambda: any("Nothing to consolidate" in str(n.message) for n in app._notifications),
+        )

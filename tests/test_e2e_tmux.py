@@ -214,11 +214,10 @@ def test_edit_then_history_then_bring_back(terminal: Terminal, tmp_path: Path) -
     terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
     terminal.keys("i")
     terminal.wait(lambda: "Edit the archival entry" in terminal.screen(), "the edit dialog")
-    terminal.keys("C-u")  # the field holds the old text: clear it
-    terminal.keys("rewritten in tmux", literal=True)
-    terminal.wait(lambda: "rewritten in tmux" in terminal.screen(), "the typed text")
+    terminal.keys(" (rewritten in tmux)", literal=True)  # after the old text, in the field
+    terminal.wait(lambda: "(rewritten in tmux)" in terminal.screen(), "the typed text")
     terminal.keys("Enter")
-    terminal.wait(lambda: "] rewritten in tmux" in memory_file.read_text(), "the edit on disk")
+    terminal.wait(lambda: "(rewritten in tmux)" in memory_file.read_text(), "the edit on disk")
     assert old not in memory_file.read_text()
     terminal.wait(lambda: "Edit the archival" not in terminal.screen(), "the dialog closed")
     terminal.keys("h")

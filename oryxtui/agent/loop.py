@@ -6,6 +6,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from oryxtui.agent.consolidation import summariser_of
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
 from oryxtui.agent.providers import (
@@ -20,6 +21,7 @@ from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.history import Actor, current_actor
 from oryxtui.workspace import AgentDefinition, Workspace
 
 FOOTPRINT_PART_MAX = 200
@@ -151,7 +153,31 @@ class Agent:
                 self.memory.save(agent, footprint(user_message, reply), "archival")
             except OryxError as exc:
                 yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {exc}")
+        if self.settings.memory.consolidate.auto and not stopped:
+            yield from self._consolidate(agent, provider, session_id)
         yield LoopEvent("final", reply)
+
+    def _consolidate(
+        self, agent: str | None, provider: ChatProvider, session_id: str
+    ) -> Iterator[LoopEvent]:
+        """A digest once enough entries have left the window since the last one (by the
+        agent's LLM; a failure is a warning: the turn is done and stored)."""
+        warnings: list[str] = []
+        summarise, method = summariser_of(provider, warnings)
+        acting = current_actor.set(Actor("agent", session_id))
+        try:
+            self.memory.consolidate(
+                agent,
+                summarise=summarise,
+                method=method,
+                min_entries=self.settings.memory.consolidate.min_entries,
+            )
+        except OryxError as exc:
+            warnings.append(f"The reply is kept, but no digest was written: {exc}")
+        finally:
+            current_actor.reset(acting)
+        for warning in warnings:
+            yield LoopEvent("warning", warning)
 
     def _store(self, session: Session, produced: list[Message]) -> Generator[LoopEvent, None, bool]:
         """Save the turn's messages and any audit rows kept back; an error event if the

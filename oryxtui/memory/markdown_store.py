@@ -11,6 +11,7 @@ from pathlib import Path
 from oryxtui.errors import StaleEntry
 from oryxtui.memory import sections
 from oryxtui.memory.format import (
+    EntrySequence,
     MemoryDocument,
     MemoryEntry,
     Scope,
@@ -208,8 +209,8 @@ class MarkdownMemoryStore:
         """A read of a memory that held `lines` (an earlier one, from the history)."""
         core, archival = lines[Scope.CORE], lines[Scope.ARCHIVAL]
         return MemoryRead(
-            core=[entry_from_line(line, Scope.CORE) for line in core],
-            archival=[entry_from_line(line, Scope.ARCHIVAL) for line in archival],
+            core=EntrySequence(core, Scope.CORE),
+            archival=EntrySequence(archival, Scope.ARCHIVAL),
             core_block=Section(core),
             archival_block=Section(archival),
         )

@@ -14,11 +14,20 @@ from typing import TYPE_CHECKING, Final
 from oryxtui.config import (
     DEFAULT_ARCHIVAL_MAX_CHARS,
     DEFAULT_MAX_ENTRY_CHARS,
+    ConsolidateSettings,
     EmbeddingSettings,
     RecallSettings,
     Settings,
 )
 from oryxtui.errors import ConfigError, MemoryWriteError, UsageError
+from oryxtui.memory.digest import (
+    EXTRACTIVE,
+    Digest,
+    Summariser,
+    digest_rows,
+    make_digest,
+    pending,
+)
 from oryxtui.memory.format import (
     TIME_FORMAT,
     InjectedWindow,
@@ -120,8 +129,10 @@ class MemoryService:
         archival_max_chars: int = DEFAULT_ARCHIVAL_MAX_CHARS,
         recall_setup: RecallSetup | None = None,
         actor: Actor = CLI,
+        consolidate: ConsolidateSettings | None = None,
     ) -> None:
         self.store = store
+        self.consolidation = consolidate or ConsolidateSettings()
         self.actor = actor  # who changes memory through this service, unless a tool call says
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
@@ -145,7 +156,15 @@ class MemoryService:
         memory = settings.memory
         store = create_store(workspace, settings, clock)
         setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
-        return cls(store, clock, memory.max_entry_chars, memory.archival_max_chars, setup, actor)
+        return cls(
+            store,
+            clock,
+            memory.max_entry_chars,
+            memory.archival_max_chars,
+            setup,
+            actor,
+            memory.consolidate,
+        )
 
     @property
     def by(self) -> Actor:
@@ -294,6 +313,39 @@ class MemoryService:
         semantic_state = next((r.semantic for r in found if r.semantic != "off"), "off")
         problem = next((r.problem for r in found if r.problem), None)
         return Recall(keyword, mode, hits, semantic_state, notices[0] if notices else None, problem)
+
+    # Consolidation ----------------------------------------------------------------------------
+
+    def consolidate(
+        self,
+        agent: AgentArg,
+        dry_run: bool = False,
+        summarise: Summariser | None = None,
+        method: str = EXTRACTIVE,
+        min_entries: int = 1,
+    ) -> Digest | None:
+        """A digest of the archival entries that left the injected window since the last one
+        (None: fewer than `min_entries`), written as the newest archival entry unless
+        `dry_run`. Nothing is deleted: the covered entries stay, and stay recallable."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(f"The {self.backend} backend keeps its own memory: no digests.")
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        lines = snapshot.archival_lines()
+        digests = digest_rows(lines)
+        skip = set(digests)
+        ordinary = [line for row, line in enumerate(lines) if row not in skip]
+        core = [entry.line for entry in snapshot.core]
+        # The window as it would be without digests: a digest never makes another one due.
+        read = store.memory_read({Scope.CORE: core, Scope.ARCHIVAL: ordinary})
+        waiting = pending(snapshot.archival, digests, self.window(read).start)
+        if len(waiting) < max(1, min_entries):
+            return None
+        digest = make_digest(waiting, self.consolidation.max_chars, summarise, method)
+        if not dry_run:
+            self.save(name, digest.content, Scope.ARCHIVAL)
+        return digest
 
     # Steering: edit, move, delete -------------------------------------------------------------
 

@@ -195,8 +195,8 @@ class SqliteMemoryStore:
 
     def memory_read(self, lines: Lines) -> MemoryRead:
         """A read of a memory that held `lines` (an earlier one, from the history)."""
-        core = [entry_from_line(line, Scope.CORE) for line in lines[Scope.CORE]]
-        archival = [entry_from_line(line, Scope.ARCHIVAL) for line in lines[Scope.ARCHIVAL]]
+        core = EntrySequence(lines[Scope.CORE], Scope.CORE)
+        archival = EntrySequence(lines[Scope.ARCHIVAL], Scope.ARCHIVAL)
         return MemoryRead(
             core=core,
             archival=archival,

@@ -88,6 +88,25 @@ class MemorySnapshot:
     def archival_duplicates(self) -> frozenset[int]:
         return duplicates(self.archival)
 
+    @cached_property
+    def digests(self) -> frozenset[int]:
+        """Archival entries that are digests (made once, in the dashboard's worker)."""
+        from oryxtui.memory.digest import digest_rows
+
+        return frozenset(digest_rows(self.archival_lines()))
+
+    @cached_property
+    def covered(self) -> frozenset[int]:
+        """Archival entries a digest covers: the oldest ordinary ones, as many as they say."""
+        from oryxtui.memory.digest import covered_count
+
+        digests = self.digests
+        if not digests:
+            return frozenset()
+        count = covered_count([self.archival[i] for i in sorted(digests)])
+        ordinary = (i for i in range(len(self.archival)) if i not in digests)
+        return frozenset(index for index, _ in zip(ordinary, range(count), strict=False))
+
     @property
     def window_start(self) -> int:
         """Index of the first archival entry inside the injected window."""

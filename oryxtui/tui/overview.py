@@ -78,7 +78,8 @@ def load_agent(
     except OryxError as exc:
         problems.append(str(exc))
     if snapshot is not None:
-        snapshot.core_duplicates, snapshot.archival_duplicates  # noqa: B018 - made here, off the UI
+        # Made here, off the UI thread.
+        snapshot.core_duplicates, snapshot.archival_duplicates, snapshot.covered  # noqa: B018
     if snapshot is not None and snapshot.warning:
         problems.append(snapshot.warning)
     lost, archival_count = 0, len(snapshot.archival) if snapshot else None

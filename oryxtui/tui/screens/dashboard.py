@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService, Scope
+from oryxtui.memory.digest import Digest
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
 from oryxtui.tui.messages import (
@@ -104,6 +105,7 @@ class DashboardScreen(Screen[None]):
         Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
         Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
         Binding("h", "history", "History", id="history"),
+        Binding("g", "consolidate", "Digest", id="consolidate", show=False),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
         Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
@@ -449,6 +451,47 @@ class DashboardScreen(Screen[None]):
         self.side_width = SIDE_WIDTHS[max(0, min(len(SIDE_WIDTHS) - 1, index + step))]
         self.query_one("#side").styles.width = f"{self.side_width}%"
         self.remove_class("side-hidden")
+
+    def action_consolidate(self) -> None:
+        """A digest of what left the window since the last one: previewed, then written."""
+        if not isinstance(self.selected, Unselected):
+            self._preview_digest(self.selected)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="digest")
+    def _preview_digest(self, agent: AgentKey) -> None:
+        from oryxtui.agent.consolidation import summariser_for
+
+        try:
+            summarise, method, warnings = summariser_for(self.workspace, self.settings, agent)
+            digest = self.service.consolidate(agent, True, summarise, method)
+        except OryxError as exc:
+            self.app.call_from_thread(
+                self.notify, display_text(str(exc)), severity="error", markup=False
+            )
+            return
+        for warning in warnings:
+            self.app.call_from_thread(
+                self.notify, display_text(warning), severity="warning", markup=False
+            )
+        self.app.call_from_thread(self._confirm_digest, agent, digest)
+
+    def _confirm_digest(self, agent: AgentKey, digest: Digest | None) -> None:
+        if digest is None:
+            self.notify(
+                "Nothing to consolidate: every entry outside the window has a digest already.",
+                title="Digest",
+                markup=False,
+            )
+            return
+        count = len(digest.covers)
+        title = (
+            f"Write a digest of the {count} entr{'y' if count == 1 else 'ies'} outside the window?"
+        )
+        detail = f"{digest.content}\n\nThe covered entries stay in the memory, and stay recallable."
+        write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL)
+        self.app.push_screen(
+            ConfirmScreen(title, detail, write), partial(self._changed, agent, "Digest written")
+        )
 
     def action_history(self) -> None:
         agent = self.selected

@@ -27,6 +27,8 @@ MARKS = (
     ("○", "an archival entry outside the injected window: kept and recalled, not injected"),
     ("+", "an entry that just arrived (or, in the history, added by that change)"),
     ("=", "an entry that repeats an older one of its section (D removes the repeats)"),
+    ("Σ", "a digest: one archival entry summarising entries that left the window (g)"),
+    ("~", "an entry a digest covers: it stays in the memory and stays recallable"),
     ("✗", "in the history: an entry that is gone now (b brings it back)"),
 )
 

@@ -21,6 +21,8 @@ TIME_WIDTH = 19
 NOT_INJECTED = "○"
 FRESH = "+"
 DUPLICATE = "="
+DIGEST = "Σ"  # a digest of entries that left the window
+COVERED = "~"  # an entry a digest covers (it stays, and stays recallable)
 
 
 class EntryView(ScrollView, can_focus=True):
@@ -66,6 +68,8 @@ class EntryView(ScrollView, can_focus=True):
         self.window_start = 0
         self.fresh: set[int] = set()
         self.duplicates: frozenset[int] = frozenset()
+        self.digests: frozenset[int] = frozenset()
+        self.covered: frozenset[int] = frozenset()
 
     @property
     def row_count(self) -> int:
@@ -82,6 +86,8 @@ class EntryView(ScrollView, can_focus=True):
         window_start: int = 0,
         fresh: set[int] | None = None,
         duplicates: frozenset[int] = frozenset(),
+        digests: frozenset[int] = frozenset(),
+        covered: frozenset[int] = frozenset(),
     ) -> None:
         """Replace what is shown; keep following the newest entry if the view was at the bottom."""
         following = self.at_bottom or self.cursor >= self.row_count - 1
@@ -90,6 +96,8 @@ class EntryView(ScrollView, can_focus=True):
         self.window_start = window_start
         self.fresh = fresh or set()
         self.duplicates = duplicates
+        self.digests = digests
+        self.covered = covered
         self.virtual_size = Size(self.size.width, len(self.rows))
         if following or not 0 <= self.cursor < len(self.rows):
             self.cursor = len(self.rows) - 1
@@ -169,6 +177,10 @@ class EntryView(ScrollView, can_focus=True):
             mark = FRESH
         elif index in self.duplicates:
             mark = DUPLICATE
+        elif index in self.digests:
+            mark = DIGEST
+        elif index in self.covered:
+            mark = COVERED
         else:
             mark = NOT_INJECTED if outside else " "
         time_style = style + self.get_component_rich_style("entry-view--time", partial=True)

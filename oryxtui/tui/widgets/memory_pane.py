@@ -18,7 +18,7 @@ from oryxtui.memory import MemoryEntry, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.text import display_text
-from oryxtui.tui.widgets.entry_view import DUPLICATE, NOT_INJECTED, EntryView
+from oryxtui.tui.widgets.entry_view import DIGEST, DUPLICATE, NOT_INJECTED, EntryView
 
 DETAIL_LIMIT = 8000  # characters of the entry at the cursor shown under the pane
 
@@ -75,6 +75,9 @@ class MemoryPane(Vertical):
             parts.append(f"{NOT_INJECTED} {outside:,} not injected")
         if repeated := len(self.view.duplicates):
             parts.append(f"{DUPLICATE} {repeated:,} repeated (D removes)")
+        if digests := len(self.view.digests):
+            covered = len(self.view.covered)
+            parts.append(f"{DIGEST} {digests:,} digest{'s' if digests != 1 else ''} of {covered:,}")
         self.border_title = " · ".join(parts)
 
     @on(EntryView.CursorMoved)
@@ -171,6 +174,8 @@ class ArchivalPane(MemoryPane):
             window_start=snapshot.window_start,
             fresh=fresh,
             duplicates=snapshot.archival_duplicates,
+            digests=snapshot.digests,
+            covered=snapshot.covered,
         )
         total = len(snapshot.archival)
         outside = min(snapshot.window_start, total)

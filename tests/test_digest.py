@@ -1,0 +1,175 @@
+"""Digests (issue 15, part 2): what left the injected window summarised in one ordinary
+archival entry; the covered range exact, nothing deleted, idempotent, read by upstream's rules
+as an ordinary entry, the extractive summary deterministic. Real files and a real oryxos.db."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oryxtui.agent.loop import Agent
+from oryxtui.agent.sessions import SessionStore
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.digest import DIGEST, covered_count, extractive_summary, is_digest
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line, parse
+from oryxtui.workspace import Workspace
+from tests.llm_server import ScriptedLLM
+from tests.support import fixed_clock, make_agent, run_oryxtui
+
+FACTS = [
+    "Deployed ledger v{} to pay-prod: canary then 100%, no errors.",
+    "Mei Lin is on call until Monday 10:00; Ravi is secondary ({}).",
+    "The fx-rates cache was warmed after incident {}.",
+    "网关 gateway 的值班交接改到周一 {} 点。",
+]
+
+
+def filled(workspace: Workspace, backend: str, count: int = 120) -> MemoryService:
+    """An agent whose archival memory is well past the injected window."""
+    make_agent(workspace, "ops")
+    settings = Settings.model_validate({"memory": {"backend": backend}})
+    service = MemoryService.open(workspace, settings, clock=fixed_clock)
+    if backend == "markdown":
+        lines = [
+            f"{CORE_HEADER}",
+            "- [2026-07-01 08:00:00] core: the team is Falcon",
+            ARCHIVAL_HEADER,
+        ]
+        lines += [
+            f"- [2026-07-{1 + i // 24:02d} {i % 24:02d}:00:00] " + FACTS[i % 4].format(i)
+            for i in range(count)
+        ]
+        workspace.memory_file("ops").write_text("\n".join(lines) + "\n")
+    else:
+        for i in range(count):
+            service.save("ops", FACTS[i % 4].format(i), "archival")
+    return service
+
+
+@pytest.mark.parametrize("backend", ["markdown", "sqlite"])
+def test_a_digest_covers_exactly_what_left_the_window_and_deletes_nothing(
+    workspace: Workspace, backend: str
+) -> None:
+    service = filled(workspace, backend)
+    before = service.snapshot("ops")
+    outside = before.archival[: before.window_start]
+    assert len(outside) >= 20
+    preview = service.consolidate("ops", dry_run=True)
+    assert preview is not None and service.snapshot("ops").archival == before.archival
+    digest = service.consolidate("ops")
+    assert digest is not None and digest.content == preview.content
+    assert list(digest.covers) == list(outside)  # the exact range, oldest first
+    after = service.snapshot("ops")
+    assert list(after.archival[:-1]) == list(before.archival)  # nothing deleted or moved
+    newest = after.archival[-1]
+    assert is_digest(newest) and newest.time == "2026-07-22 09:30:00"
+    match = DIGEST.match(newest.content)
+    assert match is not None and int(match[3]) == len(outside)
+    assert match[1] == (outside[0].time or "")[:16] and match[2] == (outside[-1].time or "")[:16]
+    assert len(newest.content) <= 1000 and list(after.core) == list(before.core)
+    assert service.consolidate("ops") is None  # twice: one digest
+    assert covered_count([e for e in after.archival if is_digest(e)]) == len(outside)
+    # The covered entries stay recallable.
+    assert service.recall("ops", outside[0].content.split()[1]).hits
+
+
+def test_the_next_digest_starts_where_the_last_stopped(workspace: Workspace) -> None:
+    service = filled(workspace, "markdown", 80)
+    first = service.consolidate("ops")
+    assert first is not None
+    for i in range(40):
+        service.save("ops", f"later fact number {i} about the settlement batch", "archival")
+    second = service.consolidate("ops")
+    assert second is not None
+    assert second.covers[0] == service.snapshot("ops").archival[len(first.covers)]
+    assert not set(e.line for e in first.covers) & set(e.line for e in second.covers)
+    assert not any(is_digest(e) for e in second.covers)
+
+
+def test_upstream_reads_a_digest_as_an_ordinary_archival_entry(workspace: Workspace) -> None:
+    service = filled(workspace, "markdown")
+    service.consolidate("ops")
+    text = workspace.memory_file("ops").read_text()
+    document = parse(text)
+    assert text.count(ARCHIVAL_HEADER) == 1 and text.count(CORE_HEADER) == 1
+    line = document.archival_lines[-1]
+    assert line.startswith("- [2026-07-22 09:30:00] 摘要 ")  # upstream's entry format
+    assert "\n" not in line and entry_from_line(line, Scope.ARCHIVAL).time is not None
+    assert line in service.build_context("ops")  # and it is injected
+
+
+def test_the_extractive_summary_is_deterministic_and_fits(workspace: Workspace) -> None:
+    service = filled(workspace, "markdown")
+    covers = service.consolidate("ops", dry_run=True).covers  # type: ignore[union-attr]
+    once = extractive_summary(covers, 500)
+    assert once == extractive_summary(list(covers), 500) and 0 < len(once) <= 500
+    assert once.count("Deployed ledger") <= 1  # near-repeats are said once
+
+
+def test_consolidate_from_the_cli(tmp_path: Path) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "d"), "--no-open").returncode == 0
+    root = str(tmp_path / "d")
+    memory_file = tmp_path / "d" / ".oryxos" / "agents" / "ops-bot" / "MEMORY.md"
+    before = memory_file.read_text()
+    dry = run_oryxtui("memory", "consolidate", "--root", root, "--agent", "ops-bot", "--dry-run")
+    assert dry.returncode == 0 and "Would write a digest of" in dry.stdout
+    assert "It covers:" in dry.stdout and memory_file.read_text() == before
+    done = run_oryxtui("memory", "consolidate", "--root", root, "--agent", "ops-bot", "--json")
+    digest = json.loads(done.stdout)["digest"]
+    assert digest["method"] == "extractive" and "(extractive" not in before
+    assert memory_file.read_text().startswith(before.rstrip("\n"))
+    again = run_oryxtui("memory", "consolidate", "--root", root, "--agent", "ops-bot")
+    assert again.returncode == 0 and "Nothing to consolidate" in again.stdout
+
+
+def runner_for(workspace: Workspace, llm_url: str | None, min_entries: int = 5) -> Agent:
+    settings = Settings.model_validate(
+        {
+            "memory": {"consolidate": {"auto": True, "min_entries": min_entries}},
+            "llm": {"base_url": llm_url, "model": "m", "timeout_seconds": 5} if llm_url else {},
+        }
+    )
+    memory = MemoryService.open(workspace, settings, clock=fixed_clock)
+    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+
+
+def test_after_a_turn_the_agents_llm_writes_the_digest(workspace: Workspace) -> None:
+    filled(workspace, "markdown")
+    summary = "Ledger deploys went cleanly; Mei Lin is on call with Ravi as secondary."
+    with ScriptedLLM([{"text": "Noted."}, {"text": summary}]) as llm:
+        events = list(runner_for(workspace, llm.base_url).run("ops", "hi", "test", "mei"))
+    assert events[-1].kind == "final"
+    instruction = llm.requests[1]["messages"][0]["content"]
+    assert "Summarise these memory entries" in instruction
+    assert "Deployed ledger v0" in llm.requests[1]["messages"][1]["content"]
+    newest = MemoryService.open(workspace, Settings()).snapshot("ops").archival[-1]
+    assert is_digest(newest) and newest.content.endswith("): " + summary)
+    assert "extractive" not in newest.content
+    change = MemoryService.open(workspace, Settings()).history("ops")[0]
+    assert (change.op, change.actor, change.session) == ("save", "agent", "test:mei:ops")
+
+
+def test_a_dead_llm_leaves_an_extractive_digest_and_a_warning(workspace: Workspace) -> None:
+    filled(workspace, "markdown")
+    script = [{"text": "Noted."}, {"status": 503, "text": "overloaded"}]
+    with ScriptedLLM(script) as llm:  # the summary is refused
+        events = list(runner_for(workspace, llm.base_url).run("ops", "hi", "test", "mei"))
+    assert events[-1].kind == "final"
+    warnings = [e.text for e in events if e.kind == "warning"]
+    assert any("extractive summary was used" in w for w in warnings)
+    newest = MemoryService.open(workspace, Settings()).snapshot("ops").archival[-1]
+    assert is_digest(newest) and "entries, extractive): " in newest.content
+
+
+def test_the_offline_model_consolidates_only_past_min_entries(workspace: Workspace) -> None:
+    filled(workspace, "markdown", 60)
+    outside = MemoryService.open(workspace, Settings()).snapshot("ops").window_start
+    runner = runner_for(workspace, None, min_entries=outside + 1)
+    list(runner.run("ops", "hi", "test", "mei"))
+    assert not any(is_digest(e) for e in runner.memory.snapshot("ops").archival)
+    runner = runner_for(workspace, None, min_entries=outside)
+    list(runner.run("ops", "hi", "test", "mei"))
+    assert is_digest(runner.memory.snapshot("ops").archival[-1])
