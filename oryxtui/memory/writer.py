@@ -184,7 +184,9 @@ def file_lock(
 ) -> Iterator[None]:
     """The cross-process lock on `path`.lock (a sibling never deleted, so never `path` itself,
     which a save replaces), with every refusal as one sentence. Without `create`, a missing
-    folder is not made (a look, not a save, must not bring back a folder someone removed)."""
+    folder is not made, and a folder removed meanwhile is a FolderGone: a look, not a save,
+    must never bring back a folder someone moved away (filelock always makes it, so a look
+    takes the same flock itself)."""
     from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
 
     workspace.check_write_target(path)
@@ -197,6 +199,10 @@ def file_lock(
             raise MemoryWriteError(
                 f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
             )
+        if not create:
+            with _flocked(lock_path, timeout):
+                yield
+            return
         with FileLock(lock_path, timeout=timeout):
             yield
     except Timeout:
@@ -204,10 +210,39 @@ def file_lock(
             f"{path} stayed locked by another writer for {timeout:.0f} s; "
             "nothing was saved — try again."
         ) from None
+    except FileNotFoundError:
+        raise FolderGone(f"{path.parent} is gone; nothing was recorded.") from None
     except OSError as exc:
         raise MemoryWriteError(
             f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
         ) from None
+
+
+class FolderGone(MemoryWriteError):
+    """The folder of a memory that was only to be looked at went away."""
+
+
+@contextlib.contextmanager
+def _flocked(lock_path: Path, timeout: float) -> Iterator[None]:
+    """The flock filelock takes, on a lock file in a folder that must already exist."""
+    import fcntl
+
+    from filelock import Timeout
+
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Timeout(str(lock_path)) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(descriptor)  # and the lock with it
 
 
 def _spliced(
