@@ -134,6 +134,9 @@ class PromptSettings(_Section):
     # Upstream's `当前日期时间：yyyy-MM-dd HH:mm` line before the memory block, so the agent
     # knows "now" when it reads timestamped memory.
     current_time: bool = True
+    # Turns that fall out of the history window are replaced by one summary message (made as
+    # digests are) instead of vanishing.
+    compact_history: bool = False
 
 
 class LlmSettings(_Section):

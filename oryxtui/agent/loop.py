@@ -6,6 +6,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from oryxtui.agent.compaction import HistoryCompactor
 from oryxtui.agent.consolidation import summariser_of
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
@@ -21,6 +22,7 @@ from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.digest import Summariser
 from oryxtui.memory.history import Actor, current_actor
 from oryxtui.workspace import AgentDefinition, Workspace
 
@@ -75,7 +77,8 @@ class Agent:
         self.sessions = sessions
         self.tools = builtin_tools(memory)
         self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
-        self.prompts = PromptBuilder(workspace, settings, memory, self.tools)
+        compactor = HistoryCompactor(self._summariser)
+        self.prompts = PromptBuilder(workspace, settings, memory, self.tools, compactor)
         self.provider_factory = provider_factory
 
     def provider(self, agent: str | None) -> ChatProvider:
@@ -85,6 +88,11 @@ class Agent:
         channel, user = session_id.split(":")[:2]
         session = self.sessions.load(session_id, agent, channel, user)
         return self.prompts.build(agent, session.messages)
+
+    def _summariser(self, agent: str | None) -> Summariser | None:
+        """The agent's LLM as the summariser of earlier turns (none: the extractive one)."""
+        provider = self.provider_factory(self.settings, self.prompts.definition(agent))
+        return summariser_of(provider, [])[0]
 
     def run(
         self, agent: str | None, user_message: str, channel: str, user: str

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from oryxtui.agent.compaction import HistoryCompactor, split
 from oryxtui.agent.messages import Message, last_turns
 from oryxtui.agent.tools import Tool, tools_for_agent
 from oryxtui.config import Settings
@@ -19,7 +20,7 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
 
-BLOCK_NAMES = ("identity", "time", "memory", "history", "tools")
+BLOCK_NAMES = ("identity", "time", "memory", "summary", "history", "tools")
 DEFAULT_IDENTITY = "You are a helpful assistant with long-term memory."
 CURRENT_TIME_LABEL = "当前日期时间："
 CURRENT_TIME_FORMAT = "%Y-%m-%d %H:%M"
@@ -142,11 +143,13 @@ class PromptBuilder:
         settings: Settings,
         memory: MemoryService,
         tools: dict[str, Tool],
+        compactor: HistoryCompactor | None = None,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
         self.memory = memory
         self.tools = tools
+        self.compactor = compactor  # with [prompt] compact_history: earlier turns summarised
 
     def definition(self, agent: str | None) -> AgentDefinition | None:
         return None if agent is None else self.workspace.read_agent(agent)
@@ -167,7 +170,14 @@ class PromptBuilder:
         except OryxError as exc:  # a memory service that is down must not stop the turn
             memory = f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
             warnings.append(f"Memory is unavailable for this turn: {exc}")
-        window = last_turns(history, self.max_history_turns(definition))
+        max_turns = self.max_history_turns(definition)
+        summary = ""
+        if self.settings.prompt.compact_history and self.compactor is not None:
+            earlier, window = split(history, max_turns)
+            if earlier:
+                summary = self.compactor.summary(agent, earlier)
+        else:
+            window = last_turns(history, max_turns)
         tools = tools_for_agent(self.tools, definition.tools if definition else ())
         schemas = [tool.schema() for tool in tools]
         now = current_time_line(self.memory.clock()) if self.settings.prompt.current_time else ""
@@ -175,13 +185,15 @@ class PromptBuilder:
             PromptBlock("identity", identity),
             *([PromptBlock("time", now)] if now else []),
             PromptBlock("memory", memory),
+            *([PromptBlock("summary", summary)] if summary else []),
             PromptBlock("history", _history_text(window)),
             PromptBlock("tools", json.dumps(schemas, ensure_ascii=False, indent=2)),
         )
         # As upstream: the date-time line, then the memory block and a line break.
         time_line = f"{now}\n" if now else ""
         system = {"role": "system", "content": f"{identity}\n\n{time_line}{memory}\n"}
-        messages = [system, *(message.to_openai() for message in window)]
+        summarised = [{"role": "system", "content": summary}] if summary else []
+        messages = [system, *summarised, *(message.to_openai() for message in window)]
         recalls = recalls_of_last_turn(window)
         return Prompt(agent, blocks, messages, schemas, tuple(warnings), recalls)
 

@@ -107,10 +107,11 @@ def _minutes(time: str) -> str:
     return time[:16]
 
 
-def extractive_summary(covers: Sequence[MemoryEntry], room: int) -> str:
+def extractive_summary(covers: Sequence[MemoryEntry], room: int, alike: float = 0.5) -> str:
     """The offline model's counterpart of a summary, deterministic: the entries that say the
     most (their words weighted by how rare they are among the covered entries), each cut to a
-    sentence, in their original order, as many as fit, joined by " · "."""
+    sentence, in their original order, as many as fit, joined by " · ". An entry sharing more
+    than `alike` of its words with one already chosen says the same: it is left out."""
     documents = [set(tokens(entry.content)) for entry in covers]
     frequency: Counter[str] = Counter(word for words in documents for word in words)
     size = len(covers)
@@ -128,17 +129,17 @@ def extractive_summary(covers: Sequence[MemoryEntry], room: int) -> str:
             break  # full
         piece = _first_sentence(covers[index].content)
         cost = len(piece) + (3 if chosen else 0)
-        if used + cost > room or any(_alike(documents[index], documents[c]) for c in chosen):
+        if used + cost > room or any(_alike(documents[index], documents[c], alike) for c in chosen):
             continue  # too long for what is left, or saying what a chosen one says
         chosen.append(index)
         used += cost
     return " · ".join(_first_sentence(covers[i].content) for i in sorted(chosen))
 
 
-def _alike(one: set[str], other: set[str]) -> bool:
+def _alike(one: set[str], other: set[str], threshold: float) -> bool:
     """Most of their words are the same (the same event, another day or service)."""
     union = one | other
-    return bool(union) and len(one & other) / len(union) > 0.5
+    return bool(union) and len(one & other) / len(union) > threshold
 
 
 def _first_sentence(text: str) -> str:

@@ -32,10 +32,18 @@ BLOCK_STYLES = {
     "identity": "bold magenta",
     "time": "bold blue",
     "memory": "bold cyan",
+    "summary": "yellow",
     "history": "bold yellow",
     "tools": "bold green",
 }
-BLOCK_GLYPHS = {"identity": "█", "time": "▌", "memory": "▓", "history": "▒", "tools": "░"}
+BLOCK_GLYPHS = {
+    "identity": "█",
+    "time": "▌",
+    "memory": "▓",
+    "summary": "▚",  # the earlier turns, summarised: the start of the history
+    "history": "▒",
+    "tools": "░",
+}
 TEXT_LIMIT = 20_000
 
 
