@@ -19,6 +19,7 @@ from oryxtui.terminal import is_terminal, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
+    from oryxtui.agent.episodes import Episode, EpisodeStore
     from oryxtui.agent.loop import Agent
     from oryxtui.config import Settings
     from oryxtui.memory.format import MemoryEntry
@@ -567,6 +568,74 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
+    from oryxtui.agent.episodes import EpisodeStore
+
+    workspace, _ = _open(args)
+    return EpisodeStore(workspace.db_path), workspace
+
+
+def cmd_sessions_list(args: argparse.Namespace) -> int:
+    store, workspace = _episodes(args)
+    agent = None if args.all else _checked_agent(args, workspace)
+    found = store.sessions(agent, every_agent=args.all)
+    if args.json:
+        _print_json({"sessions": found})
+    elif not found:
+        sys.stdout.write("No sessions yet.\n")
+    else:
+        _print(
+            "".join(
+                f"{s['last_active'] or '?'}  {s['session']}  {s['turns']} turn"
+                f"{'' if s['turns'] == 1 else 's'}\n"
+                for s in found
+            )
+        )
+    return EXIT_OK
+
+
+def cmd_sessions_show(args: argparse.Namespace) -> int:
+    store, _ = _episodes(args)
+    turns = store.session(args.session)
+    if args.json:
+        _print_json({"session": args.session, "turns": [e.to_json() for e in turns]})
+        return EXIT_OK
+    if not turns:
+        raise UsageError(
+            f"No session {args.session!r} with a finished turn; `oryxtui sessions list` names them."
+        )
+    _print("".join(_turn_text(e) for e in turns))
+    return EXIT_OK
+
+
+def _turn_text(episode: Episode) -> str:
+    tools = f"  [tools: {', '.join(episode.tools)}]" if episode.tools else ""
+    return (
+        f"#{episode.turn}  {episode.time or '?'}  {episode.session_id}{tools}\n"
+        f"  user: {episode.user}\n  reply: {episode.reply}\n"
+    )
+
+
+def cmd_sessions_search(args: argparse.Namespace) -> int:
+    from oryxtui.agent.episodes import REPLY_CHARS
+
+    store, workspace = _episodes(args)
+    agent = _checked_agent(args, workspace)
+    for bound in (args.since, args.until):
+        if bound:
+            _since(bound)  # an ISO date or date-time, or a one-sentence refusal
+    store.sync(agent)
+    found = store.search(agent, args.query, args.since, args.until, args.limit)
+    if args.json:
+        _print_json({"query": args.query, "turns": [e.to_json(REPLY_CHARS) for e in found]})
+    elif not found:
+        where = f"agent {agent}" if agent else "the global profile"
+        _stderr(f"oryxtui: no conversation of {where} matches {args.query!r}.")
+    else:
+        _print("".join(_turn_text(e) for e in found))
+    return EXIT_OK
+
+
 def cmd_web(args: argparse.Namespace) -> int:
     from oryxtui.web import serve_web
 
@@ -819,6 +888,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host name clients use to reach the server ('*' for any); repeatable",
     )
     serve.set_defaults(handler=cmd_serve)
+
+    sessions = commands.add_parser("sessions", help="past conversations: list, show, search")
+    session_commands = sessions.add_subparsers(
+        title="sessions commands", metavar="ACTION", required=True
+    )
+    listed = session_commands.add_parser(
+        "list", parents=[common, agent_options, json_option], help="an agent's sessions"
+    )
+    listed.add_argument("--all", action="store_true", help="every agent's sessions")
+    listed.set_defaults(handler=cmd_sessions_list)
+    shown = session_commands.add_parser(
+        "show", parents=[common, json_option], help="a session's turns"
+    )
+    shown.add_argument("session", metavar="SESSION_ID")
+    shown.set_defaults(handler=cmd_sessions_show)
+    searched = session_commands.add_parser(
+        "search",
+        parents=[common, agent_options, json_option],
+        help="the agent's earlier turns that best match QUERY",
+    )
+    searched.add_argument("query", metavar="QUERY")
+    searched.add_argument("--since", metavar="ISO-DATE-OR-TIME")
+    searched.add_argument("--until", metavar="ISO-DATE-OR-TIME")
+    searched.add_argument("--limit", type=int, default=10)
+    searched.set_defaults(handler=cmd_sessions_search)
 
     web = commands.add_parser(
         "web",

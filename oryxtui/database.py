@@ -60,6 +60,19 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
     UNIQUE (agent_name, entry_hash)
 );
 CREATE INDEX IF NOT EXISTS idx_memvec_agent ON memory_vectors (agent_name);
+CREATE TABLE IF NOT EXISTS episodes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id VARCHAR(255) NOT NULL,
+    turn INTEGER NOT NULL,
+    agent_name VARCHAR(128) NOT NULL,
+    channel VARCHAR(64),
+    user_text TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    tools TEXT NOT NULL DEFAULT '',
+    turn_time TIMESTAMP,
+    UNIQUE (session_id, turn)
+);
+CREATE INDEX IF NOT EXISTS idx_episodes_agent ON episodes (agent_name, id);
 """
 
 

@@ -86,7 +86,11 @@ def test_save_then_recall_then_answer(agent_workspace: Workspace, stream: bool) 
     assert "The user is Mei." in system["content"]
     assert f"{CORE_HEADER}\n- [2026-07-22 09:30:00] prefers tea" in system["content"]
     assert first["messages"][-1] == {"role": "user", "content": "when can I deploy?"}
-    assert {t["function"]["name"] for t in first["tools"]} == {"save_memory", "recall_memory"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "save_memory",
+        "recall_memory",
+        "search_conversations",
+    }
     assert first["model"] == "test-model" and first.get("stream", False) is stream
     # The third request carries the whole turn: user, assistant+call, tool, assistant+call, tool.
     roles = [m["role"] for m in llm.requests[2]["messages"]]

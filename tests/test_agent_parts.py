@@ -127,7 +127,11 @@ def test_prompt_blocks_in_order_with_sizes_and_warnings(
     assert all(b.chars == len(b.text) and b.tokens > 0 for b in prompt.blocks)
     assert prompt.warnings == ("Bootstrap file gone.md is missing; skipped.",)
     # web_search is declared but does not exist; the memory tools are always there.
-    assert [t["function"]["name"] for t in prompt.tools] == ["save_memory", "recall_memory"]
+    assert [t["function"]["name"] for t in prompt.tools] == [
+        "save_memory",
+        "recall_memory",
+        "search_conversations",
+    ]
     # As upstream's PromptBuilder: the date-time line, then the memory block and a line break.
     assert prompt.block("time").text == "当前日期时间：2026-07-22 09:30"
     assert prompt.messages[0]["content"] == (

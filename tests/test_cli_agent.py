@@ -29,7 +29,11 @@ def test_prompt_json_has_its_blocks(demo: Path) -> None:
     memory = prompt["blocks"][2]
     assert memory["chars"] == len(memory["text"]) and "Deploy window is Tuesdays" in memory["text"]
     assert prompt["messages"][0]["role"] == "system"
-    assert {t["function"]["name"] for t in prompt["tools"]} == {"save_memory", "recall_memory"}
+    assert {t["function"]["name"] for t in prompt["tools"]} == {
+        "save_memory",
+        "recall_memory",
+        "search_conversations",
+    }
 
 
 def test_prompt_text_labels_each_block(demo: Path) -> None:

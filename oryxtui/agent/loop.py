@@ -8,6 +8,7 @@ from typing import Any
 
 from oryxtui.agent.compaction import HistoryCompactor
 from oryxtui.agent.consolidation import summariser_of
+from oryxtui.agent.episodes import EpisodeStore
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
 from oryxtui.agent.providers import (
@@ -75,7 +76,8 @@ class Agent:
         self.settings = settings
         self.memory = memory
         self.sessions = sessions
-        self.tools = builtin_tools(memory)
+        self.episodes = EpisodeStore(sessions.db_path, sessions.clock)
+        self.tools = builtin_tools(memory, self.episodes)
         self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
         compactor = HistoryCompactor(self._summariser)
         self.prompts = PromptBuilder(workspace, settings, memory, self.tools, compactor)
@@ -156,6 +158,10 @@ class Agent:
         stored = yield from self._store(session, produced)
         if not stored:
             return
+        try:
+            self.episodes.index_session(session)  # searchable from now on
+        except OryxError as exc:
+            yield LoopEvent("warning", f"The turn is stored, but not yet searchable: {exc}")
         if self.settings.memory.footprint and not stopped:
             try:
                 self.memory.save(agent, footprint(user_message, reply), "archival")

@@ -7,10 +7,12 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from oryxtui.agent.episodes import REPLY_CHARS, EpisodeStore
 from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
@@ -108,11 +110,59 @@ class RecallMemory(Tool):
         return result
 
 
-MEMORY_TOOLS = ("save_memory", "recall_memory")
+class SearchConversationsInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(description="Words to look for in earlier conversations.")
+    since: str | None = Field(None, description="Only turns from then on: an ISO date or time.")
+    until: str | None = Field(None, description="Only turns until then: an ISO date or time.")
+
+    @field_validator("since", "until")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        if value is not None and value.strip():
+            try:
+                datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is not an ISO date or date-time, like 2026-12-01 or "
+                    "2026-12-01T09:30"
+                ) from None
+            return value.strip()
+        return None
 
 
-def builtin_tools(memory: MemoryService) -> dict[str, Tool]:
+class SearchConversations(Tool):
+    name = "search_conversations"
+    description = (
+        "Search this agent's earlier conversations (every finished turn of every session) for "
+        "words; the best-matching turns come first, each with its time and session."
+    )
+    Input = SearchConversationsInput
+
+    def __init__(self, episodes: EpisodeStore) -> None:
+        self.episodes = episodes
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        assert isinstance(arguments, SearchConversationsInput)
+        if not arguments.query.strip():
+            raise UsageError("Nothing to search for: the query is empty.")
+        agent = current_agent.get()
+        self.episodes.sync(agent)
+        found = self.episodes.search(agent, arguments.query, arguments.since, arguments.until)
+        return {
+            "query": arguments.query,
+            "count": len(found),
+            "turns": [episode.to_json(REPLY_CHARS) for episode in found],
+        }
+
+
+MEMORY_TOOLS = ("save_memory", "recall_memory", "search_conversations")
+
+
+def builtin_tools(memory: MemoryService, episodes: EpisodeStore | None = None) -> dict[str, Tool]:
     tools: list[Tool] = [SaveMemory(memory), RecallMemory(memory)]
+    if episodes is not None:
+        tools.append(SearchConversations(episodes))
     return {tool.name: tool for tool in tools}
 
 

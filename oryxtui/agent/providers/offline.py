@@ -19,6 +19,11 @@ _ARCHIVAL = re.compile(r"^\s*remember(?:\s+that)?[\s:,]+(.+)$", re.I | re.S)
 _RECALL = re.compile(
     r"^\s*(?:what\s+do\s+you\s+(?:remember|know)\s+about|recall)\s+(.+?)[\s?.!]*$", re.I | re.S
 )
+_CONVERSATIONS = re.compile(
+    r"^\s*(?:what\s+did\s+(?:we|i)\s+(?:say|talk|discuss)\s+about|search\s+conversations\s+for)"
+    r"\s+(.+?)[\s?.!]*$",
+    re.I | re.S,
+)
 _WORD = re.compile(r"\w{4,}")
 
 
@@ -41,7 +46,8 @@ def _memory_lines(messages: Sequence[dict[str, Any]]) -> list[str]:
 
 
 class OfflineModel:
-    """Understands "remember that …", "remember in core …", "what do you remember about …"."""
+    """Understands "remember that …", "remember in core …", "what do you remember about …",
+    "what did we say about …" (earlier conversations)."""
 
     label = LABEL
 
@@ -56,6 +62,10 @@ class OfflineModel:
         turn = sum(1 for m in messages if m.get("role") == "user")
         if match := _CORE.match(text):
             yield from _call("save_memory", {"content": match[1].strip(), "scope": "core"}, turn)
+        elif (match := _CONVERSATIONS.match(text)) and any(
+            tool.get("function", {}).get("name") == "search_conversations" for tool in tools
+        ):
+            yield from _call("search_conversations", {"query": match[1].strip()}, turn)
         elif match := _RECALL.match(text):
             yield from _call("recall_memory", {"keyword": match[1].strip()}, turn)
         elif match := _ARCHIVAL.match(text):
@@ -70,6 +80,12 @@ class OfflineModel:
             return f"That did not work: {result['error']}"
         if result.get("saved"):
             return f"Noted in {result.get('scope', 'archival')} memory."
+        if "turns" in result:  # search_conversations
+            turns = result["turns"]
+            if not turns:
+                return f"We have not talked about {result.get('query', 'that')} before."
+            said = "\n".join(f"- [{t['time']}] you: {t['user']}" for t in turns[:3])
+            return f"We talked about {result.get('query')} {len(turns)} time(s):\n{said}"
         entries = result.get("entries", [])
         if not entries:
             return f"I don't remember anything about {result.get('keyword', 'that')}."
