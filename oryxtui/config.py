@@ -55,6 +55,7 @@ BINDING_IDS = (
     "duplicates",
     "history",
     "consolidate",
+    "sessions",
     "help",
     "side",
     "side-wider",

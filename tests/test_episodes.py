@@ -167,3 +167,40 @@ def test_sessions_from_the_cli(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "ISO date" in bad.stderr
     missing = run_oryxtui("sessions", "show", "--root", root, "nope:nope:nope")
     assert missing.returncode == 2 and "sessions list" in missing.stderr
+
+
+async def test_the_sessions_view_lists_searches_and_jumps_to_a_turn(agents: Workspace) -> None:
+    from textual.widgets import Input, OptionList, Static
+
+    from oryxtui.tui.screens.sessions import SessionsScreen
+    from tests.dashboard_support import make_app, wait_for
+
+    agent = runner(agents)
+    list(agent.run("ops", "remember that the deploy window is Tuesday", "cli", "mei"))
+    list(agent.run("ops", "hello there", "api", "mei"))
+    list(agent.run("ops", "what do you remember about deploy", "api", "mei"))
+    app = make_app(agents)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dashboard.shown == "atlas")
+        await pilot.press("down")  # ops
+        await wait_for(pilot, lambda: app.dashboard.shown == "ops")
+        await pilot.press("S")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await wait_for(pilot, lambda: len(screen.sessions) == 2)
+        assert screen.sessions[0]["session"] == "api:mei:ops"  # newest first
+        await wait_for(pilot, lambda: len(screen.turns) == 2)
+        await pilot.press("slash")
+        screen.query_one("#sessions-search", Input).value = "hello"
+        await wait_for(pilot, lambda: len(screen.hits) == 1)
+        assert screen.hits[0].user == "hello there"
+        await pilot.press("enter")  # to the hits
+        await wait_for(pilot, lambda: {t.session_id for t in screen.turns} == {"api:mei:ops"})
+        await wait_for(pilot, lambda: "▶ #0" in str(screen.query_one("#sessions-text").render()))
+        shown = str(screen.query_one("#sessions-text", Static).render())
+        assert "▶ #0" in shown  # the hit's turn, marked
+        await pilot.press("escape")  # out of the search
+        await wait_for(pilot, lambda: screen.query_one(OptionList).option_count == 2)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionsScreen))

@@ -184,7 +184,7 @@ class EpisodeStore:
         with self.database.errors():
             rows = (
                 self.database.connection()
-                .execute(sql + " ORDER BY s.last_active_at DESC", params)
+                .execute(sql + " ORDER BY s.last_active_at DESC, s.rowid DESC", params)
                 .fetchall()
             )
         return [

@@ -57,6 +57,7 @@ from oryxtui.tui.screens.help import HelpScreen
 from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
+from oryxtui.tui.screens.sessions import SessionsScreen
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
@@ -106,6 +107,7 @@ class DashboardScreen(Screen[None]):
         Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
         Binding("h", "history", "History", id="history"),
         Binding("g", "consolidate", "Digest", id="consolidate", show=False),
+        Binding("S", "sessions", "Sessions", id="sessions", show=False),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
         Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
@@ -492,6 +494,14 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(
             ConfirmScreen(title, detail, write), partial(self._changed, agent, "Digest written")
         )
+
+    def action_sessions(self) -> None:
+        from oryxtui.agent.episodes import EpisodeStore
+
+        agent = self.selected
+        if not isinstance(agent, Unselected):
+            store = EpisodeStore(self.workspace.db_path)
+            self.app.push_screen(SessionsScreen(store, agent))
 
     def action_history(self) -> None:
         agent = self.selected

@@ -20,6 +20,7 @@ PANES = (
     ("Chat", "talk to the selected agent through the memory-aware loop"),
     ("Prompt", "exactly what the model receives, block by block, with sizes"),
     ("History (h)", "every change with who made it; the memory as it was; bring back"),
+    ("Sessions (S)", "past conversations, their turns, and a search over all of them"),
 )
 MARKS = (
     ("●", "the agent's memory changed in the last few seconds"),
