@@ -569,10 +569,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
-    from oryxtui.agent.episodes import EpisodeStore
+    from oryxtui.agent.episodes import episode_store
 
-    workspace, _ = _open(args)
-    return EpisodeStore(workspace.db_path), workspace
+    workspace, settings = _open(args)
+    return episode_store(workspace.db_path, settings), workspace
 
 
 def cmd_sessions_list(args: argparse.Namespace) -> int:

@@ -73,6 +73,12 @@ CREATE TABLE IF NOT EXISTS episodes (
     UNIQUE (session_id, turn)
 );
 CREATE INDEX IF NOT EXISTS idx_episodes_agent ON episodes (agent_name, id);
+CREATE TABLE IF NOT EXISTS episode_vectors (
+    episode_id INTEGER PRIMARY KEY,
+    embedding_model VARCHAR(128) NOT NULL,
+    dim INTEGER NOT NULL,
+    embedding BLOB NOT NULL
+);
 """
 
 

@@ -204,3 +204,25 @@ async def test_the_sessions_view_lists_searches_and_jumps_to_a_turn(agents: Work
         await wait_for(pilot, lambda: screen.query_one(OptionList).option_count == 2)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+
+
+def test_with_an_embedder_meaning_finds_what_words_do_not(agents: Workspace) -> None:
+    from oryxtui.agent.episodes import episode_store
+
+    agent = runner(agents)
+    list(agent.run("ops", "we finished the rollout of ledger v2 at noon", "cli", "mei"))
+    list(agent.run("ops", "the coffee machine is broken again", "cli", "mei"))
+    with ScriptedLLM([]) as llm:
+        settings = Settings.model_validate(
+            {"embedding": {"provider": "openai", "base_url": llm.base_url, "model": "e"}}
+        )
+        store = episode_store(agents.db_path, settings)
+        found = store.search("ops", "release")  # no such word in any turn
+        assert [e.user for e in found] == ["we finished the rollout of ledger v2 at noon"]
+        assert len(llm.embeddings) == 2  # the episodes once, then the query
+        store.search("ops", "release")
+        assert len(llm.embeddings) == 3  # vectors are kept: only the query again
+    with sqlite3.connect(agents.db_path) as db:
+        assert db.execute("SELECT count(*) FROM episode_vectors").fetchone() == (2,)
+    words_only = EpisodeStore(agents.db_path).search("ops", "release")
+    assert words_only == []

@@ -21,13 +21,16 @@ from typing import TYPE_CHECKING, Any
 from oryxtui import database
 from oryxtui.agent.messages import Message
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Session
+from oryxtui.config import Settings
 from oryxtui.memory.format import TIME_FORMAT
 
 if TYPE_CHECKING:
+    from oryxtui.memory.recall.embedders import Embedder
     from oryxtui.memory.recall.lexical import LexicalIndex
 
 REPLY_CHARS = 600  # of each reply, what a search answer shows
 TAIL_LIMIT = 512  # episodes searched beside the big index before it is made again
+EMBED_BATCH = 64  # episodes given vectors by one search at most (the rest by later ones)
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,20 @@ class EpisodeStore:
     """The `episodes` table, kept up with `sessions`, and searched through a lexical index per
     agent (a big one made at times, and the newest episodes searched beside it)."""
 
-    def __init__(self, db_path: Path, clock: Any = datetime.now) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        clock: Any = datetime.now,
+        embedder: Embedder | None = None,
+        min_similarity: float = 0.35,
+    ) -> None:
         self.database = database.Database(db_path)
         self.clock = clock
+        self.embedder = embedder  # meaning as a second route, when one is configured
+        self.min_similarity = min_similarity
         self._seen: dict[str, object] = {}  # session id → last_active_at when last indexed
-        self._indexes: dict[str, tuple[int, LexicalIndex, list[Episode]]] = {}
+        self._indexes: dict[str, tuple[int, LexicalIndex, list[tuple[int, Episode]]]] = {}
+        self._vectors: dict[tuple[str, str], dict[int, Any]] = {}
         self._lock = threading.Lock()
 
     # Indexing ---------------------------------------------------------------------------------
@@ -253,8 +265,12 @@ class EpisodeStore:
         until: str | None = None,
         limit: int = 5,
     ) -> list[Episode]:
-        """The agent's episodes that best match `query` (lexical, BM25), best first; `since`
-        and `until` (ISO dates or date-times, inclusive) narrow them by time."""
+        """The agent's episodes that best match `query`, best first: by words (BM25), and by
+        meaning too when an embedder is set (the two routes fused by rank, as recall fuses
+        them); `since` and `until` (ISO dates or date-times, inclusive) narrow them by time."""
+        import numpy as np
+
+        from oryxtui.memory.recall.fusion import Route, fuse
         from oryxtui.memory.recall.lexical import LexicalIndex
 
         key = agent or GLOBAL_PROFILE
@@ -263,30 +279,84 @@ class EpisodeStore:
             last = built[0] if built else 0
             tail = self._rows(agent, last)
             if built is None or len(tail) > TAIL_LIMIT:
-                everything = ([*built[2]] if built else []) + [e for _, e in tail]
+                rows = ([*built[2]] if built else []) + tail
                 top = tail[-1][0] if tail else last
-                built = (top, LexicalIndex([e.text for e in everything]), everything)
+                built = (top, LexicalIndex([e.text for _, e in rows]), rows)
                 self._indexes[key] = built
                 tail = []
         _, index, indexed = built
-        scored: list[tuple[float, int, Episode]] = []
+        everything = [*indexed, *tail]
+        scored: list[tuple[float, int]] = []
         documents, scores = index.search(query)
-        for document, score in zip(documents.tolist(), scores.tolist(), strict=True):
-            scored.append((score, document, indexed[document]))
+        scored += zip(scores.tolist(), documents.tolist(), strict=True)
         if tail:
-            fresh = [e for _, e in tail]
-            tail_docs, tail_scores = LexicalIndex([e.text for e in fresh]).search(query)
-            for document, score in zip(tail_docs.tolist(), tail_scores.tolist(), strict=True):
-                scored.append((score, len(indexed) + document, fresh[document]))
+            docs, tail_scores = LexicalIndex([e.text for _, e in tail]).search(query)
+            scored += zip(tail_scores.tolist(), (len(indexed) + docs).tolist(), strict=True)
         scored.sort(key=lambda item: (-item[0], -item[1]))
+        routes = [Route("lexical", 1.0, np.asarray([d for _, d in scored], dtype=np.int64))]
+        if self.embedder is not None:
+            meaning = self._by_meaning(key, everything, query)
+            if meaning is not None:
+                routes.append(Route("semantic", 1.0, meaning))
         low, high = _bound(since, False), _bound(until, True)
-        found = [
-            episode
-            for _, _, episode in scored
-            if (low is None or (episode.time or "") >= low)
-            and (high is None or (episode.time or "") <= high)
-        ]
-        return found[:limit]
+        eligible = np.asarray(
+            [
+                (low is None or (e.time or "") >= low) and (high is None or (e.time or "") <= high)
+                for _, e in everything
+            ],
+            dtype=bool,
+        )
+        chosen, _ = fuse(len(everything), routes, limit, eligible if len(everything) else None)
+        return [everything[i][1] for i in chosen.tolist()]
+
+    def _by_meaning(self, key: str, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
+        """Indexes of `everything` close enough in meaning to `query`, closest first (None:
+        the embedder failed; the words alone answer). Episodes without a vector get one, the
+        newest first, at most `EMBED_BATCH` a search."""
+        import numpy as np
+
+        from oryxtui.memory.recall.embedders import EmbedderError
+
+        embedder = self.embedder
+        assert embedder is not None
+        model = embedder.model_id
+        vectors = self._vectors.setdefault((key, model), {})
+        missing = [row for row, _ in everything if row not in vectors]
+        if missing:
+            with self.database.errors():
+                for row, blob in self.database.connection().execute(
+                    "SELECT episode_id, embedding FROM episode_vectors WHERE embedding_model = ?"
+                    f" AND episode_id IN ({','.join('?' * min(len(missing), 900))})",
+                    (model, *missing[:900]),
+                ):
+                    vectors[int(row)] = np.frombuffer(blob, dtype="<f4")
+        wanted = [(row, e) for row, e in everything if row not in vectors][-EMBED_BATCH:]
+        try:
+            if wanted:
+                made = embedder.embed([e.text for _, e in wanted])
+                connection = self.database.connection()
+                with self.database.errors(), database.write_transaction(connection):
+                    for (row, _), vector in zip(wanted, made, strict=True):
+                        blob = np.asarray(vector, dtype="<f4").tobytes()
+                        connection.execute(
+                            "INSERT OR REPLACE INTO episode_vectors (episode_id,"
+                            " embedding_model, dim, embedding) VALUES (?, ?, ?, ?)",
+                            (row, model, len(vector), blob),
+                        )
+                        vectors[row] = np.asarray(vector, dtype=np.float32)
+            (asked,) = embedder.embed([query])
+        except EmbedderError:
+            return None
+        have = [i for i, (row, _) in enumerate(everything) if row in vectors]
+        if not have:
+            return np.zeros(0, dtype=np.int64)
+        matrix = np.stack([vectors[everything[i][0]] for i in have]).astype(np.float64)
+        question = np.asarray(asked, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(question) or 1.0)
+        similarity = matrix @ question / np.where(norms == 0, 1.0, norms)
+        close = np.flatnonzero(similarity >= self.min_similarity)
+        order = close[np.argsort(-similarity[close], kind="stable")]
+        return np.asarray(have, dtype=np.int64)[order]
 
 
 def _bound(value: str | None, end: bool) -> str | None:
@@ -298,3 +368,11 @@ def _bound(value: str | None, end: bool) -> str | None:
     if end and len(value.strip()) <= 10:
         return moment.strftime("%Y-%m-%d") + " 23:59:59"
     return moment.strftime(TIME_FORMAT)
+
+
+def episode_store(db_path: Path, settings: Settings, clock: Any = datetime.now) -> EpisodeStore:
+    """The store as configured: with the embedder of `[embedding]`, if there is one."""
+    from oryxtui.memory.recall.embedders import create_embedder
+
+    embedder = create_embedder(settings.embedding) if settings.embedding.provider else None
+    return EpisodeStore(db_path, clock, embedder, settings.memory.recall.min_similarity)

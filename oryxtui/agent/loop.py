@@ -8,7 +8,7 @@ from typing import Any
 
 from oryxtui.agent.compaction import HistoryCompactor
 from oryxtui.agent.consolidation import summariser_of
-from oryxtui.agent.episodes import EpisodeStore
+from oryxtui.agent.episodes import episode_store
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
 from oryxtui.agent.providers import (
@@ -76,7 +76,7 @@ class Agent:
         self.settings = settings
         self.memory = memory
         self.sessions = sessions
-        self.episodes = EpisodeStore(sessions.db_path, sessions.clock)
+        self.episodes = episode_store(sessions.db_path, settings, sessions.clock)
         self.tools = builtin_tools(memory, self.episodes)
         self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
         compactor = HistoryCompactor(self._summariser)

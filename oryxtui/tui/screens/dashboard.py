@@ -496,12 +496,9 @@ class DashboardScreen(Screen[None]):
         )
 
     def action_sessions(self) -> None:
-        from oryxtui.agent.episodes import EpisodeStore
-
         agent = self.selected
         if not isinstance(agent, Unselected):
-            store = EpisodeStore(self.workspace.db_path)
-            self.app.push_screen(SessionsScreen(store, agent))
+            self.app.push_screen(SessionsScreen(self.agent_loop, agent))
 
     def action_history(self) -> None:
         agent = self.selected

@@ -3,7 +3,8 @@ and a search over all of them; enter on a hit opens its session at that turn."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -16,6 +17,9 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.agent.episodes import Episode, EpisodeStore
+
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import Agent
 from oryxtui.errors import OryxError
 from oryxtui.tui.overview import AgentKey, agent_label
 from oryxtui.tui.text import display_text
@@ -41,9 +45,9 @@ class SessionsScreen(Screen[None]):
         Binding("slash", "search", "Search", id="sessions.search"),
     ]
 
-    def __init__(self, store: EpisodeStore, agent: AgentKey) -> None:
+    def __init__(self, agent_loop: Callable[[], Agent], agent: AgentKey) -> None:
         super().__init__()
-        self.store = store
+        self.agent_loop = agent_loop  # its episode store (made in a worker: it loads the loop)
         self.agent = agent
         self.sessions: list[dict[str, object]] = []
         self.hits: list[Episode] = []
@@ -65,6 +69,11 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
         self._load_sessions()
+
+    @property
+    def store(self) -> EpisodeStore:
+        """The loop's episode store (call from workers: the first call loads the loop)."""
+        return self.agent_loop().episodes
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions")
     def _load_sessions(self) -> None:
