@@ -16,6 +16,7 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.digest import DIGEST, covered_count, extractive_summary, is_digest
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line, parse
 from oryxtui.workspace import Workspace
+from tests import upstream_reference as upstream
 from tests.llm_server import ScriptedLLM
 from tests.support import fixed_clock, make_agent, run_oryxtui
 
@@ -99,6 +100,11 @@ def test_upstream_reads_a_digest_as_an_ordinary_archival_entry(workspace: Worksp
     assert line.startswith("- [2026-07-22 09:30:00] 摘要 ")  # upstream's entry format
     assert "\n" not in line and entry_from_line(line, Scope.ARCHIVAL).time is not None
     assert line in service.build_context("ops")  # and it is injected
+    # Upstream's own reading (a line-for-line port of its MemoryService): an archival entry,
+    # recalled by its words, injected by its load().
+    assert upstream.archival_entries(text)[-1] == line
+    assert line in upstream.recall_by_keyword(text, "摘要")
+    assert line in upstream.load(text)
 
 
 def test_the_extractive_summary_is_deterministic_and_fits(workspace: Workspace) -> None:
