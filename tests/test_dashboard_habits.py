@@ -146,6 +146,9 @@ async def test_g_previews_a_digest_writes_it_and_the_pane_marks_it(
         assert pane.view.digests == frozenset({60})
         assert pane.view.covered == frozenset(range(outside))
         assert "Σ 1 digest of" in str(pane.border_title)
+        detail = app.dashboard.query_one("#archival-detail", Static)
+        await wait_for(pilot, lambda: "covers the ~ entries from" in str(detail.render()))
+        assert f"(archival entries 1–{outside})" in str(detail.render())
         await pilot.press("g")  # nothing more to digest
         await wait_for(
             pilot,

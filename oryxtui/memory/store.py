@@ -95,6 +95,20 @@ class MemorySnapshot:
 
         return frozenset(digest_rows(self.archival_lines()))
 
+    def digest_covers(self, row: int) -> tuple[int, int] | None:
+        """The first and last archival rows the digest at `row` covers (None: it is no digest,
+        or covers nothing that is here)."""
+        digests = sorted(self.digests)
+        if row not in self.digests:
+            return None
+        from oryxtui.memory.digest import covered_count
+
+        before = covered_count([self.archival[r] for r in digests if r < row])
+        count = covered_count([self.archival[row]])
+        ordinary = [r for r in range(len(self.archival)) if r not in self.digests]
+        span = ordinary[before : before + count]
+        return (span[0], span[-1]) if span else None
+
     @cached_property
     def covered(self) -> frozenset[int]:
         """Archival entries a digest covers: the oldest ordinary ones, as many as they say."""

@@ -18,7 +18,7 @@ from oryxtui.memory import MemoryEntry, MemorySnapshot
 from oryxtui.memory.format import RecallIndex
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.text import display_text
-from oryxtui.tui.widgets.entry_view import DIGEST, DUPLICATE, NOT_INJECTED, EntryView
+from oryxtui.tui.widgets.entry_view import COVERED, DIGEST, DUPLICATE, NOT_INJECTED, EntryView
 
 DETAIL_LIMIT = 8000  # characters of the entry at the cursor shown under the pane
 
@@ -94,12 +94,33 @@ class MemoryPane(Vertical):
         if len(shown) > DETAIL_LIMIT:
             more = len(entry.content) - DETAIL_LIMIT
             shown = shown[:DETAIL_LIMIT] + f"… ({more:,} more characters: e opens the file)"
-        detail.update(Text(f"{when}  {shown}"))
+        text = Text(f"{when}  {shown}")
+        covers = self.covers(event)
+        if covers:
+            text.append(f"\n{covers}", style="italic")
+        detail.update(text)
+
+    def covers(self, event: EntryView.CursorMoved) -> str:
+        """For a digest: which entries of the pane it covers (the archival pane says)."""
+        return ""
 
 
 class ArchivalPane(MemoryPane):
     """The archival entries, narrowed by a filter that is matched in a worker (a big file's
     newest entries can be many). Its subtitle says how much of them the vector index holds."""
+
+    def covers(self, event: EntryView.CursorMoved) -> str:
+        view, snapshot = self.view, self.snapshot
+        if snapshot is None or not 0 <= view.cursor < len(view.rows):
+            return ""
+        span = snapshot.digest_covers(view.rows[view.cursor])
+        if span is None:
+            return ""
+        first, last = (snapshot.archival[row] for row in span)
+        return (
+            f"{DIGEST} covers the {COVERED} entries from {first.time or '?'} to "
+            f"{last.time or '?'} (archival entries {span[0] + 1}–{span[1] + 1})"
+        )
 
     def show_index(self, status: IndexStatus | None) -> None:
         """`index 9,998/10,000 · nomic-embed-text`; the embedder's failure when it fails."""
