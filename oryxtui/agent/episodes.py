@@ -372,7 +372,9 @@ def _bound(value: str | None, end: bool) -> str | None:
 
 def episode_store(db_path: Path, settings: Settings, clock: Any = datetime.now) -> EpisodeStore:
     """The store as configured: with the embedder of `[embedding]`, if there is one."""
-    from oryxtui.memory.recall.embedders import create_embedder
+    embedder = None
+    if settings.embedding.provider:  # NumPy and the SDK load only when meaning is asked for
+        from oryxtui.memory.recall.embedders import create_embedder
 
-    embedder = create_embedder(settings.embedding) if settings.embedding.provider else None
+        embedder = create_embedder(settings.embedding)
     return EpisodeStore(db_path, clock, embedder, settings.memory.recall.min_similarity)

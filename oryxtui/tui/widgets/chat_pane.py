@@ -159,8 +159,11 @@ class ChatPane(Vertical):
 
     @on(_History)
     async def _history_loaded(self, event: _History) -> None:
-        if event.agent != self.agent or event.agent == self.chatting:
-            return  # another agent by now, or a turn is streaming into the pane right now
+        if event.agent != self.agent:
+            return  # another agent by now
+        if event.agent == self.chatting:
+            self.model = event.model  # a turn is streaming into the pane: keep it, say the model
+            return
         await self.show_history(event.messages, event.model)
 
     @on(Input.Submitted, "#chat-input")
