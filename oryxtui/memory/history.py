@@ -32,7 +32,7 @@ from oryxtui.memory.format import (
     clean_entry_line,
     entry_from_line,
 )
-from oryxtui.memory.reader import StatSignature, stat_signature
+from oryxtui.memory.reader import StatSignature, signature_of, stat_signature
 from oryxtui.workspace import Workspace
 
 HISTORY_SUFFIX = ".journal"  # the journal's name: old journals are the start of a history
@@ -385,12 +385,14 @@ class History:
     def log(self, path: Path) -> Log:
         """Everything recorded in `path`; only what was added since the last call is read (and
         added to the log in place: a long history is never copied)."""
-        self.workspace.check_read_target(path)  # bring back writes what it holds: never outside
         with self._lock:
             signature = stat_signature(path)
             log = self._logs.get(path)
             if log is not None and log.file_signature == signature:
-                return log
+                return log  # nothing read: nothing to check
+        self.workspace.check_read_target(path)  # bring back writes what it holds: never outside
+        with self._lock:
+            log = self._logs.get(path)
             grown = (
                 log is not None
                 and log.file_signature[0] == signature[0]
@@ -475,12 +477,24 @@ class History:
         ]
         data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
         with open(path, "a+b") as handle:
-            size = os.fstat(handle.fileno()).st_size
+            before = os.fstat(handle.fileno())
+            size = before.st_size
             # A writer killed mid-record leaves a torn line: start ours on a line of its own.
             torn = size > 0 and os.pread(handle.fileno(), 1, size - 1) != b"\n"
-            handle.write((("\n" if torn else "") + data).encode("utf-8"))
+            written = (("\n" if torn else "") + data).encode("utf-8")
+            handle.write(written)
             handle.flush()
             os.fsync(handle.fileno())
+            after = signature_of(os.fstat(handle.fileno()))
+        with self._lock:
+            if (log.offset, log.file_signature[0]) == (size, before.st_ino) and not torn:
+                # Read up to where we wrote: take our records as they are, without reading
+                # them back.
+                for record in records:
+                    log.records.append(record)
+                    log.replay.apply(record)
+                log.offset += len(written)
+                log.file_signature = after
         log = self.log(path)
         if len(log.records) > self.keep + self.keep // 2:
             self._compact(path, log)
