@@ -223,28 +223,32 @@ class EpisodeStore:
             return []
         agent = _agent(row[0])
         self.sync(agent)
-        return [e for e in self.episodes(agent) if e.session_id == session_id]
+        return [episode for _, episode in self._rows(agent, 0, session_id)]
 
     def episodes(self, agent: str | None) -> list[Episode]:
         """The agent's episodes, oldest first."""
         return [episode for _, episode in self._rows(agent, 0)]
 
-    def _rows(self, agent: str | None, after: int) -> list[tuple[int, Episode]]:
+    def _rows(
+        self, agent: str | None, after: int, session_id: str | None = None
+    ) -> list[tuple[int, Episode]]:
+        """(row id, episode) of the agent's episodes after row `after`, oldest first; with
+        `session_id`, of that session only."""
+        sql = (
+            "SELECT id, session_id, turn, agent_name, channel, turn_time, user_text, reply,"
+            " tools FROM episodes WHERE agent_name = ? AND id > ?"
+        )
+        params: tuple[object, ...] = (agent or GLOBAL_PROFILE, after)
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params = (*params, session_id)
         with self.database.errors():
-            rows = (
-                self.database.connection()
-                .execute(
-                    "SELECT id, session_id, turn, agent_name, channel, turn_time, user_text, reply,"
-                    " tools FROM episodes WHERE agent_name = ? AND id > ? ORDER BY id",
-                    (agent or GLOBAL_PROFILE, after),
-                )
-                .fetchall()
-            )
+            rows = self.database.connection().execute(sql + " ORDER BY id", params).fetchall()
         return [
             (
                 int(row_id),
                 Episode(
-                    str(session_id),
+                    str(session),
                     int(turn),
                     _agent(name),
                     channel,
@@ -254,7 +258,7 @@ class EpisodeStore:
                     tuple(str(tools).split()) if tools else (),
                 ),
             )
-            for row_id, session_id, turn, name, channel, when, user, reply, tools in rows
+            for row_id, session, turn, name, channel, when, user, reply, tools in rows
         ]
 
     def search(

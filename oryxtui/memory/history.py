@@ -69,7 +69,6 @@ class Actor:
     session: str | None = None
 
 
-OUTSIDE = Actor("outside")
 CLI = Actor("cli")
 # The actor of a change made in this context (an agent's tool call sets it); else the service's.
 current_actor: ContextVar[Actor | None] = ContextVar("oryxtui_current_actor", default=None)

@@ -184,7 +184,7 @@ def file_lock(
 ) -> Iterator[None]:
     """The cross-process lock on `path`.lock (a sibling never deleted, so never `path` itself,
     which a save replaces), with every refusal as one sentence. Without `create`, a missing
-    folder is not made, and a folder removed meanwhile is a FolderGone: a look, not a save,
+    folder is not made, and a folder removed meanwhile is refused: a look, not a save,
     must never bring back a folder someone moved away (filelock always makes it, so a look
     takes the same flock itself)."""
     from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
@@ -210,16 +210,16 @@ def file_lock(
             f"{path} stayed locked by another writer for {timeout:.0f} s; "
             "nothing was saved — try again."
         ) from None
-    except FileNotFoundError:
-        raise FolderGone(f"{path.parent} is gone; nothing was recorded.") from None
+    except FileNotFoundError as exc:
+        if create:
+            raise MemoryWriteError(
+                f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
+            ) from None
+        raise MemoryWriteError(f"{path.parent} is gone; nothing was recorded.") from None
     except OSError as exc:
         raise MemoryWriteError(
             f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
         ) from None
-
-
-class FolderGone(MemoryWriteError):
-    """The folder of a memory that was only to be looked at went away."""
 
 
 @contextlib.contextmanager

@@ -10,42 +10,24 @@ the same MEMORY.md once (what any reader of it pays).
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
+from bench_memory import _bare_atomic_write, _memory_text
 from timing import summarize, time_calls
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, parse
+from oryxtui.memory.format import parse
 from oryxtui.memory.history import Actor
 from oryxtui.workspace import init_workspace
-
-
-def _memory_text(entries: int) -> str:
-    lines = [CORE_HEADER, "- [2026-07-22 09:30:00] core fact", ARCHIVAL_HEADER]
-    lines += [
-        f"- [2026-07-22 09:{i % 60:02d}:00] archival entry {i} about deploys and tea"
-        for i in range(entries)
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _bare_atomic_write(path: Path, data: bytes) -> None:
-    descriptor, temp = tempfile.mkstemp(dir=path.parent)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
 
 
 def _service(root: Path, name: str, entries: int) -> tuple[MemoryService, Path]:
     workspace = init_workspace(root / name)
     memory_file = workspace.global_memory_file
-    memory_file.write_text(_memory_text(entries))
+    memory_file.write_text(_memory_text(entries=entries))
     return MemoryService.open(workspace, Settings(), actor=Actor("cli")), memory_file
 
 
