@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
-import json
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from oryxtui import __version__
 from oryxtui.errors import OryxError, UsageError
-from oryxtui.terminal import is_terminal, neutralize
+from oryxtui.hosts import listening_socket, port
+from oryxtui.notices import collecting
+from oryxtui.terminal import is_terminal, json_text, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
@@ -31,7 +34,7 @@ CLI_CHANNEL = "cli"
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json_text(value) + "\n")
 
 
 def _print(text: str) -> None:
@@ -78,12 +81,10 @@ def _checked_agent(
     saving to an agent that does not exist is refused unless `--create` asks for it, so a typo
     never starts a memory nobody looks at."""
     agent = args.agent
-    if (
-        saving
-        and is_valid_agent_name(agent)
-        and not args.create
-        and agent not in workspace.list_agents()
-    ):
+    if saving and is_valid_agent_name(agent) and agent not in workspace.list_agents():
+        if args.create:
+            workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
+            return agent
         raise UsageError(
             f"No agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}; "
             "to start a new agent's memory, add --create."
@@ -176,7 +177,7 @@ def cmd_memory_log(args: argparse.Namespace) -> int:
         if problems:
             _warn(problems)
     if args.json:  # JSON lines: one change per line, newest first
-        _print("".join(json.dumps(r.to_json(a), ensure_ascii=False) + "\n" for r, a in changes))
+        sys.stdout.write("".join(json_text(r.to_json(a), None) + "\n" for r, a in changes))
         return EXIT_OK
     if not changes:
         where = (
@@ -209,8 +210,8 @@ def cmd_memory_export(args: argparse.Namespace) -> int:
             _warn(snapshot.warning)
         memories.append(Exported(agent, snapshot.core, snapshot.archival))
     text = to_jsonl(memories) if args.format == "jsonl" else to_markdown(memories)
-    if args.output:
-        _write_new(Path(args.output), text)
+    if args.output and args.output != "-":
+        _write_export(Path(args.output), text)
         count = sum(len(m.core) + len(m.archival) for m in memories)
         sys.stderr.write(f"Exported {count:,} entries to {args.output}.\n")
     else:
@@ -218,14 +219,36 @@ def cmd_memory_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_new(path: Path, text: str) -> None:
-    """An export file, written whole or not at all."""
+def _write_export(path: Path, text: str) -> None:
+    """An export file, written as a memory is: into a new file of its own beside the target
+    (never through a name someone planted), then switched in; a regular file or a new name
+    only. Written whole or not at all, nothing left behind."""
+    from oryxtui.memory.files import fsync_folder, write_temp
+
     try:
-        temp = path.with_name(f".{path.name}.tmp")
-        temp.write_text(text, encoding="utf-8")
-        os.replace(temp, path)
+        found = os.lstat(path)
+    except FileNotFoundError:
+        found = None
     except OSError as exc:
-        raise UsageError(f"Could not write {path} ({exc.strerror or exc}).") from None
+        raise OryxError(f"Cannot write {path} ({exc.strerror}); nothing was exported.") from None
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        kind = "a folder" if stat.S_ISDIR(found.st_mode) else "not a regular file"
+        raise UsageError(
+            f"{path} is {kind}; export to a new file name or a regular file (or -o - for "
+            "standard output)."
+        )
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        temp = write_temp(path, [text.encode("utf-8")], f".{path.name}.", ".tmp")
+    except OSError as exc:
+        raise OryxError(f"Cannot write {path} ({exc.strerror}); nothing was exported.") from None
+    try:
+        os.replace(temp, path)
+        fsync_folder(folder.absolute())
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise OryxError(f"Cannot write {path} ({exc.strerror}); nothing was exported.") from None
 
 
 def cmd_memory_import(args: argparse.Namespace) -> int:
@@ -240,10 +263,12 @@ def cmd_memory_import(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:
         raise UsageError(f"{source} is not UTF-8 text; nothing was imported.") from None
     workspace, settings = _open(args)
-    target = _checked_agent(args, workspace, saving=True) if args.agent else None
+    imported = read_export(text, source)  # the whole file is read (and may be refused) first
+    if args.agent is not None and not is_valid_agent_name(args.agent):
+        raise UsageError(f"{args.agent!r} is not a valid agent name; nothing was imported.")
     grouped: dict[str | None, list[MemoryEntry]] = {}
-    for agent, entry in read_export(text, source):
-        grouped.setdefault(target if args.agent else agent, []).append(entry)
+    for agent, entry in imported:
+        grouped.setdefault(args.agent if args.agent else agent, []).append(entry)
     unknown = [a for a in grouped if a is not None and a not in workspace.list_agents()]
     if unknown and not args.create:
         raise UsageError(
@@ -251,9 +276,15 @@ def cmd_memory_import(args: argparse.Namespace) -> int:
             "add --create to start their memory, or --agent NAME to import into one agent."
         )
     service = _service(workspace, settings)
+    # Every entry is admitted before anything is written; an agent is made only for memory.
+    holding = {a for a, entries in grouped.items() if service.admission.entries(entries, source)}
+    for agent in unknown:
+        if agent in holding:
+            workspace.create_agent(agent)
+    grouped = {agent: entries for agent, entries in grouped.items() if agent in holding}
     report = {}
     for agent, entries in grouped.items():
-        written, skipped = service.import_entries(agent, entries)
+        written, skipped = service.import_entries(agent, entries, source)
         report[agent] = (len(written), skipped)
     if args.json:
         _print_json(
@@ -334,7 +365,7 @@ def cmd_memory_recall(args: argparse.Namespace) -> int:
     if found.notice:
         _warn(f"{found.problem} Ranked by keywords and time instead. {found.notice}")
     index = found.index
-    if index is not None and index.pending and not args.json:
+    if index is not None and index.pending and found.semantic == "used" and not args.json:
         _warn(
             f"{index.pending:,} of {index.entries:,} entries are not indexed yet, so meaning "
             "finds only the others; `oryxtui memory index` indexes them."
@@ -546,7 +577,7 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
 def cmd_serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
     try:
-        from oryxtui.api.app import check_bind, create_api, listening_socket
+        from oryxtui.api.app import check_bind, create_api
         from oryxtui.api.guard import GuardedH11Protocol
     except ImportError:
         raise UsageError(
@@ -610,9 +641,13 @@ def cmd_sessions_show(args: argparse.Namespace) -> int:
 
 def _turn_text(episode: Episode) -> str:
     tools = f"  [tools: {', '.join(episode.tools)}]" if episode.tools else ""
+
+    def indented(text: str) -> str:  # a line break in a message never starts a turn's line
+        return text.replace("\n", "\n    ")
+
     return (
         f"#{episode.turn}  {episode.time or '?'}  {episode.session_id}{tools}\n"
-        f"  user: {episode.user}\n  reply: {episode.reply}\n"
+        f"  user: {indented(episode.user)}\n  reply: {indented(episode.reply)}\n"
     )
 
 
@@ -823,7 +858,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--all", action="store_true", help="every agent and the global memory")
     export.add_argument("--format", choices=["jsonl", "md"], default="jsonl")
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE")
+    export.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE ('-': standard output)"
+    )
     export.set_defaults(handler=cmd_memory_export)
 
     import_ = memory_commands.add_parser(
@@ -876,7 +913,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", parents=[common], help="the REST API (needs the server extra)"
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765, help="default: 8765")
+    serve.add_argument("--port", type=port, default=8765, help="default: 8765")
     serve.add_argument(
         "--token", help="required unless bound to loopback; or set ORYXTUI_API_TOKEN"
     )
@@ -920,7 +957,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the dashboard in a browser, on this machine only (needs the web extra)",
     )
     web.add_argument("--host", default="127.0.0.1", help="a loopback address; default 127.0.0.1")
-    web.add_argument("--port", type=int, default=8766, help="default: 8766")
+    web.add_argument("--port", type=port, default=8766, help="default: 8766")
     web.set_defaults(handler=cmd_web)
     return parser
 
@@ -935,6 +972,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --root and --debug are accepted before or after the command; absent means not given.
     args.root = getattr(args, "root", None)
     args.debug = getattr(args, "debug", False)
+    with collecting() as notices:
+        try:
+            return _run(args)
+        finally:
+            for note in notices:
+                _warn(note)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.handler(args)
     except OryxError as exc:

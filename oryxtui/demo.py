@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from oryxtui.errors import MemoryWriteError
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, entry_line
 from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
 
@@ -144,8 +145,19 @@ def create_demo_workspace(
     """Create the demo under `path/.oryxos`; an existing workspace there is reused untouched."""
     if (path / WORKSPACE_DIR).exists():
         return Workspace((path / WORKSPACE_DIR).absolute()), False
-    workspace = init_workspace(path)
-    now = clock()
+    workspace = init_workspace(path)  # a folder that cannot be made: one sentence
+    try:
+        _fill(workspace, clock())
+    except OSError as exc:
+        raise MemoryWriteError(
+            f"Cannot write the demo into {workspace.root} ({exc.strerror}); choose a folder "
+            "you can write to."
+        ) from None
+    return workspace, True
+
+
+def _fill(workspace: Workspace, now: datetime) -> None:
+    """The demo's bootstrap files, config, agents and memories."""
     rng = random.Random(7)
     (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
     (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
@@ -166,4 +178,3 @@ def create_demo_workspace(
         ),
         encoding="utf-8",
     )
-    return workspace, True

@@ -7,6 +7,7 @@ write the clipboard (OSC 52) or plant a hyperlink (OSC 8). Shown as `␛]52;…`
 from __future__ import annotations
 
 import io
+import re
 from typing import TextIO
 
 # C0 controls as their Unicode control pictures (ESC is ␛), DEL as ␡, a C1 control as its
@@ -20,6 +21,8 @@ _VISIBLE.update(
 )
 _KEEP_LINES = {**_VISIBLE}
 del _KEEP_LINES[0x09], _KEEP_LINES[0x0A]
+# Any character `neutralize` would change: a fast test before the work.
+UNSAFE = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_VISIBLE)) + "]")
 
 
 def neutralize(text: str, keep_lines: bool = True) -> str:
@@ -33,3 +36,19 @@ def is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (ValueError, io.UnsupportedOperation):
         return False
+
+
+# JSON escapes only C0 controls; these others, which a terminal may obey or reorder by, are
+# written as \uXXXX escapes too (the same text once decoded).
+_JSON_ESCAPES = {
+    code: f"\\u{code:04x}"
+    for code in (0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+
+
+def json_text(value: object, indent: int | None = 2) -> str:
+    """`value` as JSON (one line with `indent=None`), exact once decoded, with no character
+    a terminal obeys."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from oryxtui.api.guard import LOOPBACK_NAMES, host_name, is_loopback
 from oryxtui.errors import UsageError
+from oryxtui.hosts import LOOPBACK_NAMES, check_free, host_name, is_loopback
 
 DEFAULT_PORT = 8766
 
@@ -56,6 +56,7 @@ def serve_web(root: Path, host: str, port: int) -> None:
         ) from None
 
     check_web_bind(host)
+    check_free(host, port)  # a busy port is one sentence, not the server's traceback
     Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
     @web.middleware

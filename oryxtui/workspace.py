@@ -16,6 +16,7 @@ from oryxtui.errors import (
     AgentDefinitionError,
     MemoryWriteError,
     OutsideWorkspace,
+    UsageError,
     WorkspaceNotFound,
 )
 
@@ -31,13 +32,19 @@ _WORKSPACE_MARKERS = ("agents", "memory", "config.toml", "oryxos.db", *BOOTSTRAP
 MAX_AGENT_NAME = 128  # the agent_name column of oryxos.db; also far below a file name's limit
 
 
+# The global memory's name in oryxos.db (sessions, episodes, vectors): no agent may take it,
+# or it would share the global memory's conversations and index.
+GLOBAL_AGENT = "__global__"
+
+
 def is_valid_agent_name(name: object) -> bool:
     """Upstream's rule: only `[A-Za-z0-9_-]+` ever becomes part of a path (and at most 128
-    characters, as the database stores it)."""
+    characters, as the database stores it); `__global__` is the global memory's own."""
     return (
         isinstance(name, str)
         and len(name) <= MAX_AGENT_NAME
         and _AGENT_NAME.fullmatch(name) is not None
+        and name != GLOBAL_AGENT
     )
 
 
@@ -159,6 +166,32 @@ class Workspace:
             ]
         return sorted(names, key=lambda name: (name.lower(), name))
 
+    def create_agent(self, name: str, description: str = "") -> Path:
+        """A new agent: its folder with an AGENT.md naming it (and `description`). Refused for
+        a name that is not valid or an agent that exists; returns the AGENT.md."""
+        if not is_valid_agent_name(name):
+            raise UsageError(
+                f"{name!r} cannot be an agent's name: use letters, digits, '_' and '-' (at most "
+                f"{MAX_AGENT_NAME} characters), and not {GLOBAL_AGENT!r}."
+            )
+        if name in self.list_agents():
+            raise UsageError(f"An agent named {name!r} exists already; nothing was changed.")
+        folder = self.agents_dir / name
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.check_write_target(folder / AGENT_FILE)
+            with open(folder / AGENT_FILE, "x", encoding="utf-8") as handle:
+                handle.write(agent_markdown(name, description))
+        except FileExistsError:
+            raise UsageError(
+                f"An agent named {name!r} exists already; nothing was changed."
+            ) from None
+        except OSError as exc:
+            raise MemoryWriteError(
+                f"Could not create the agent {name!r} in {self.agents_dir} ({exc.strerror})."
+            ) from None
+        return folder / AGENT_FILE
+
     def closest_agents(self, agent: str) -> list[str]:
         """Existing agents whose names look like `agent` (for "did you mean")."""
         agents = self.list_agents()
@@ -212,6 +245,20 @@ class Workspace:
             )
 
 
+def agent_markdown(name: str, description: str = "") -> str:
+    """A new agent's AGENT.md: front matter with the keys oryxtui reads, then the body."""
+    import yaml  # here, not at the top: scripted memory commands never write an AGENT.md
+
+    front = {
+        "name": name,
+        "description": " ".join(description.split()),
+        "identity": {"prompt": f"You are {name}, an assistant with long-term memory."},
+        "tools": ["save_memory", "recall_memory"],
+    }
+    text = yaml.safe_dump(front, allow_unicode=True, sort_keys=False)
+    return f"---\n{text}---\nWrite what this agent does and how it behaves here.\n"
+
+
 def _is_workspace(folder: Path) -> bool:
     if folder.name == WORKSPACE_DIR:
         return folder.is_dir()
@@ -248,10 +295,16 @@ def find_workspace(
 def init_workspace(path: str | os.PathLike[str]) -> Workspace:
     """Create `path/.oryxos/` with its folders and empty bootstrap files; never overwrite."""
     workspace = Workspace(Path(path).expanduser().absolute() / WORKSPACE_DIR)
-    for folder in ("agents", "memory", "skills"):
-        (workspace.root / folder).mkdir(parents=True, exist_ok=True)
-    for name in BOOTSTRAP_FILES:
-        target = workspace.root / name
-        if not target.exists() and not target.is_symlink():
-            target.touch()
+    try:
+        for folder in ("agents", "memory", "skills"):
+            (workspace.root / folder).mkdir(parents=True, exist_ok=True)
+        for name in BOOTSTRAP_FILES:
+            target = workspace.root / name
+            if not target.exists() and not target.is_symlink():
+                target.touch()
+    except OSError as exc:
+        raise MemoryWriteError(
+            f"Cannot create a workspace at {workspace.root} ({exc.strerror}); choose a folder "
+            "you can write to."
+        ) from None
     return workspace

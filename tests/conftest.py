@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
 from tests.support import fixed_clock
+from tests.tmux import Terminal
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +34,12 @@ def workspace(tmp_path: Path) -> Workspace:
 @pytest.fixture
 def service(workspace: Workspace) -> MemoryService:
     return MemoryService.open(workspace, Settings(), clock=fixed_clock)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    """A tmux server of the test's own (the end-to-end tests run the real dashboard in it)."""
+    assert shutil.which("tmux"), "tmux is needed for this test (.ci/run installs it)"
+    term = Terminal(f"oryxtui-e2e-{os.getpid()}-{id(object())}")
+    yield term
+    term.tmux("kill-server")

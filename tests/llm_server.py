@@ -4,7 +4,8 @@ embeddings that mean something.
 Each chat request takes the next step of the script: {"text": "..."} answers with text,
 {"tool_calls": [(name, arguments_dict_or_raw_json), ...]} asks for tools. Streaming requests get
 Server-Sent Events split into several chunks (tool-call arguments too), as real servers send them.
-Every request body is kept in `requests`.
+Every request body is kept in `requests`. {"raw_events": [...]} sends those Server-Sent Events
+data lines first, as they are (malformed ones included).
 
 `/v1/embeddings` answers deterministic vectors from `concept_vector`: texts that share a concept
 (deploy / release / rollout / 上线) point the same way, whatever their words, so the semantic
@@ -18,6 +19,7 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -27,9 +29,16 @@ from tests.local_http import JsonHandler, LocalHttpServer
 class ScriptedLLM(LocalHttpServer):
     url_suffix = "/v1"
 
-    def __init__(self, script: list[dict[str, Any]], repeat_last: bool = False) -> None:
+    def __init__(
+        self,
+        script: list[dict[str, Any]],
+        repeat_last: bool = False,
+        embedding_answer: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
         self.script = list(script)
         self.repeat_last = repeat_last
+        # What /embeddings answers instead of `_embeddings` (bytes: sent as they are).
+        self.embedding_answer = embedding_answer
         self.requests: list[dict[str, Any]] = []
         self.embeddings: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -53,7 +62,15 @@ class ScriptedLLM(LocalHttpServer):
                     body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                     with llm._lock:
                         llm.embeddings.append(body)
-                    self.reply_json(200, _embeddings(body))
+                    answer = (llm.embedding_answer or _embeddings)(body)
+                    if isinstance(answer, bytes):
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(answer)))
+                        self.end_headers()
+                        self.wfile.write(answer)
+                    else:
+                        self.reply_json(200, answer)
                     return
                 if not self.path.endswith("/chat/completions"):
                     self.send_error(404)
@@ -74,6 +91,9 @@ class ScriptedLLM(LocalHttpServer):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                for raw in step.get("raw_events", ()):  # sent as they are, however malformed
+                    self.wfile.write(f"data: {raw}\n\n".encode())
+                    self.wfile.flush()
                 for delta, finish in _chunks(step):
                     chunk = {
                         "id": "chatcmpl-test",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from unittest import mock
 
 from oryxtui.workspace import Workspace
 
@@ -45,3 +49,29 @@ def run_oryxtui(
         env=full_env,
         timeout=60,
     )
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, stdin: str | bytes = b"") -> CliResult:
+    """`oryxtui ARGS` run in this process (as `main(argv)`), its streams captured."""
+    from oryxtui.cli import main
+
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    out, err = io.StringIO(), io.StringIO()
+    source = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    with (
+        mock.patch.object(sys, "stdin", source),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: bad usage
+            code = exc.code if isinstance(exc.code, int) else 2
+    return CliResult(code, out.getvalue(), err.getvalue())

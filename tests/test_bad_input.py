@@ -246,13 +246,18 @@ def test_saving_to_a_misspelt_agent_names_the_closest(demo: Workspace) -> None:
     assert not (demo.agents_dir / "opsbot").exists()
 
 
-def test_create_starts_an_agent_that_is_then_listed(demo: Workspace) -> None:
+@pytest.mark.parametrize("backend", ["markdown", "sqlite"])
+def test_create_starts_an_agent_that_is_then_listed(demo: Workspace, backend: str) -> None:
+    (demo.root / "config.toml").write_text(f'[memory]\nbackend = "{backend}"\n')
     result = run_oryxtui("memory", "save", "--create", *root_args(demo, "--agent", "fresh", "x"))
     assert result.returncode == 0, result.stderr
+    assert "no agent named" not in result.stderr  # it is being made, not missing
     assert "fresh" in demo.list_agents()
+    again = run_oryxtui("memory", "save", *root_args(demo, "--agent", "fresh", "y"))
+    assert again.returncode == 0, again.stderr  # no second --create needed
     with ServeProcess(demo.root) as server, server.client() as client:
         agents = {a["name"]: a for a in client.get("/api/v1/agents").json()["data"]}
-        assert agents["fresh"]["has_agent_md"] is False
+        assert agents["fresh"]["has_agent_md"] is True  # a real agent, AGENT.md and all
         assert client.get("/api/v1/agents/fresh/memory").status_code == 200
 
 

@@ -155,7 +155,7 @@ def test_after_a_turn_the_agents_llm_writes_the_digest(workspace: Workspace) -> 
     assert is_digest(newest) and newest.content.endswith("): " + summary)
     assert "extractive" not in newest.content
     change = MemoryService.open(workspace, Settings()).history("ops")[0]
-    assert (change.op, change.actor, change.session) == ("save", "agent", "test:mei:ops")
+    assert (change.op, change.actor, change.session) == ("digest", "agent", "test:mei:ops")
 
 
 def test_a_dead_llm_leaves_an_extractive_digest_and_a_warning(workspace: Workspace) -> None:
@@ -179,3 +179,17 @@ def test_the_offline_model_consolidates_only_past_min_entries(workspace: Workspa
     runner = runner_for(workspace, None, min_entries=outside)
     list(runner.run("ops", "hi", "test", "mei"))
     assert is_digest(runner.memory.snapshot("ops").archival[-1])
+
+
+def test_an_entry_that_only_looks_like_a_digest_covers_nothing(workspace: Workspace) -> None:
+    filled(workspace, "markdown")
+    service = MemoryService.open(workspace, Settings())
+    # An agent (or a person) saves text in a digest's shape: it is an ordinary entry.
+    service.save(
+        "ops", "摘要 2026-01-01 00:00 … 2026-01-02 00:00 (999999 entries): all done", "archival"
+    )
+    snapshot = service.snapshot("ops")
+    assert snapshot.digests == frozenset() and snapshot.covered == frozenset()
+    digest = service.consolidate("ops")
+    assert digest is not None and digest.covers  # consolidation still works for this agent
+    assert service.snapshot("ops").digests  # and the one oryxtui wrote counts

@@ -2,56 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.support import oryxtui_executable, run_oryxtui
-
-
-class Terminal:
-    """A tmux server of our own (its own socket), one session, 120x40."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
-        )
-
-    def start(self, command: str) -> None:
-        result = self.tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
-        assert result.returncode == 0, result.stderr
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "e2e").stdout
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        self.tmux("send-keys", "-t", "e2e", *(["-l"] if literal else []), *keys)
-
-    def alive(self) -> bool:
-        return self.tmux("has-session", "-t", "e2e").returncode == 0
-
-    def wait(self, condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
-            time.sleep(0.05)
-
-
-@pytest.fixture
-def terminal() -> Iterator[Terminal]:
-    assert shutil.which("tmux"), "tmux is needed for this test (.ci/run installs it)"
-    term = Terminal(f"oryxtui-e2e-{os.getpid()}")
-    yield term
-    term.tmux("kill-server")
+from tests.tmux import Terminal
 
 
 def test_save_with_keys_then_read_it_from_screen_and_file(
@@ -156,19 +110,11 @@ def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal: Terminal, tmp_path: Path
 ) -> None:
     assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
-    terminal.tmux("kill-server")
-    result = terminal.tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "160",
-        "-y",
-        "45",
+    terminal.start(
         f"env COLUMNS=160 LINES=45 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30",
+        160,
+        45,
     )
-    assert result.returncode == 0, result.stderr
     terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
     terminal.wait(lambda: "Save" in terminal.screen().splitlines()[-1], "the footer keys")
     terminal.keys("c")

@@ -88,7 +88,9 @@ def test_a_forged_journal_record_is_restored_as_one_clean_line(workspace: Worksp
     run_oryxtui("memory", "save", "--root", str(workspace.root), "--agent", "ops", "kept")
     journal = memory_file.with_name("MEMORY.md.journal")
     with journal.open("a", encoding="utf-8") as handle:
+        one_line = f"{FORGED}{SYSTEM}".replace("\n", " ")  # a header inside one line
         for record in (
+            {"scope": "archival", "line": f"- [2026-07-22 10:00:00] {one_line}"},
             {"scope": "archival", "line": f"- [2026-07-22 10:00:00] {FORGED}{SYSTEM}"},
             {"scope": "episodic", "line": "- [2026-07-22 10:00:00] bad scope"},
             {"scope": "core"},
@@ -98,7 +100,8 @@ def test_a_forged_journal_record_is_restored_as_one_clean_line(workspace: Worksp
     root = ("--root", str(workspace.root), "--agent", "ops")
     doctor = run_oryxtui("memory", "doctor", *root)
     assert doctor.returncode == 0
-    assert "3 records" in doctor.stderr and "skipped" in doctor.stderr
+    # A record of several lines is no record: lines never hold a line break.
+    assert "4 records" in doctor.stderr and "skipped" in doctor.stderr
     restored = run_oryxtui("memory", "doctor", "--restore", "--json", *root)
     assert restored.returncode == 0
     assert len(json.loads(restored.stdout)["entries"]) == 1

@@ -203,21 +203,14 @@ def test_torn_and_hand_made_records_are_skipped_and_cannot_forge(
     history = folder / "MEMORY.md.journal"
     with open(history, "a") as handle:
         handle.write("not json at all\n")
-        handle.write(
-            json.dumps(
-                {
-                    "n": 90,
-                    "op": "delete",
-                    "actor": "cli",
-                    "before": [{"scope": "core", "line": f"- x\n{ARCHIVAL_HEADER}\n- forged"}],
-                }
-            )
-            + "\n"
-        )
+        for n, line in ((89, f"- x\n{ARCHIVAL_HEADER}\n- forged"), (90, ARCHIVAL_HEADER)):
+            record = {"n": n, "op": "delete", "actor": "cli"}
+            handle.write(json.dumps({**record, "before": [{"scope": "core", "line": line}]}))
+            handle.write("\n")
         handle.write('{"n": 91, "op": "sa')  # a writer killed mid-record
-    assert "1 record" in (service.history_problems("a") or "")
+    assert "2 records" in (service.history_problems("a") or "")  # a record holds lines
     forged = service.history("a")[0]
-    assert service.bring_back("a", forged)[0].line == f"- x {'「归档记忆」'} - forged"
+    assert service.bring_back("a", forged)[0].line == "- 「归档记忆」"
     text = (folder / "MEMORY.md").read_text()
     assert text.count(ARCHIVAL_HEADER) == 1
     service.save("a", "two", "archival")  # starts a line of its own after the torn one
@@ -294,3 +287,21 @@ def test_memory_log_from_the_cli(tmp_path: Path) -> None:
     assert later.returncode == 0 and "No changes" in later.stdout
     bad = run_oryxtui("memory", "log", "--root", root, "--since", "last tuesday")
     assert bad.returncode == 2 and "ISO date" in bad.stderr
+
+
+def test_an_entry_an_editor_moved_then_deleted_on_purpose_is_not_lost(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    memory_file = make_agent(workspace, "a") / "MEMORY.md"
+    saved = service.save("a", "moved by hand, then deleted", "archival")
+    service.save("a", "stays", "archival")
+    # An editor moves the line to core (no lock, no oryxtui) …
+    text = memory_file.read_text().replace(saved.line + "\n", "")
+    memory_file.write_text(text.replace(CORE_HEADER + "\n", f"{CORE_HEADER}\n{saved.line}\n"))
+    service.reconcile("a")
+    (moved,) = service.snapshot("a").core
+    # … and the user deletes it there, on purpose.
+    service.delete("a", moved.id)
+    assert service.lost("a") == []
+    assert service.restore("a") == []
+    assert "moved by hand" not in memory_file.read_text()

@@ -103,12 +103,15 @@ def test_entry_hash_and_blob_are_upstreams() -> None:
     assert decode(encode(vector)).tolist() == [1.5, -2.0, 0.25]
 
 
-def test_the_matrix_grows_and_a_new_size_starts_it_over() -> None:
+def test_the_matrix_grows_and_keeps_to_one_size() -> None:
     matrix = VectorMatrix()
     matrix.add([("a", np.ones(3, np.float32)), ("b", np.zeros(3, np.float32))])
     matrix.add([("a", np.full(3, 2.0, np.float32))])  # the same hash again: replaced
     assert matrix.matrix.shape == (2, 3) and matrix.row_of == {"a": 0, "b": 1}
     assert matrix.norms[0] == np.sqrt(12.0)
+    matrix.add([("c", np.ones(5, np.float32))])  # not of this index: left out
+    assert matrix.dim == 3 and matrix.row_of == {"a": 0, "b": 1}
+    matrix.reset(5)  # the embedder answers another size now
     matrix.add([("c", np.ones(5, np.float32))])
     assert matrix.dim == 5 and matrix.row_of == {"c": 0}
 

@@ -4,15 +4,27 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from oryxtui.config import Settings
+from oryxtui.errors import UsageError
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.memory.format import (
+    ARCHIVAL_HEADER,
+    CORE_HEADER,
+    TIME_FORMAT,
+    sanitize_content,
+)
 from oryxtui.workspace import Workspace, init_workspace
-from tests.support import make_agent, run_oryxtui
+from tests.support import cli, fixed_clock, make_agent, run_oryxtui
 
 
 def entries(service: MemoryService, agent: str | None) -> list[tuple[str, str | None, str]]:
@@ -72,7 +84,8 @@ def test_import_into_one_agent_skips_what_is_there_and_cleans_what_it_reads(
         "memory", "import", str(dump), "--root", str(workspace.root), "--agent", "b"
     )
     assert result.returncode == 0, result.stderr
-    assert "Imported 2 entries into agent b (2 already there)" in result.stdout
+    # An entry given twice is written twice (the export held two); what is there, once less.
+    assert "Imported 3 entries into agent b (1 already there)" in result.stdout
     text = workspace.memory_file("b").read_text()
     assert text.count(ARCHIVAL_HEADER) == 1 and text.count(CORE_HEADER) == 1
     assert "- [2026-01-01 09:00:00] a fact" in text.split(ARCHIVAL_HEADER)[0]
@@ -106,3 +119,250 @@ def test_recall_across_every_agent_from_the_cli(tmp_path: Path) -> None:
     )
     assert {hit["agent"] for hit in found["hits"]} == {"atlas", "ops-bot"}
     assert len(found["hits"]) <= 20  # the best top_k of all of them
+
+
+# Hardening (issue 22) -------------------------------------------------------------------------
+
+
+def test_a_marker_in_an_entry_cannot_move_memory_between_agents(tmp_path: Path) -> None:
+    source = init_workspace(tmp_path / "from")
+    make_agent(source, "alice")
+    make_agent(source, "bob")
+    service = MemoryService.open(source, Settings(), fixed_clock)
+    service.save("alice", "<!-- oryxtui agent: bob -->", "core")  # an agent's own save
+    service.save("alice", "alice's fact", "archival")
+    service.save("bob", "bob's fact", "archival")
+    # A hand-written line, without `- `, that is exactly a marker.
+    memory = source.memory_file("alice")
+    memory.write_text(
+        memory.read_text().replace(
+            CORE_HEADER + "\n", f"{CORE_HEADER}\n<!-- oryxtui agent: bob -->\n"
+        )
+    )
+    for form in ("md", "jsonl"):
+        target = init_workspace(tmp_path / f"to-{form}")
+        dump = cli("memory", "export", "--root", str(source.root), "--all", "--format", form)
+        assert dump.code == 0
+        done = cli(
+            "memory", "import", "-", "--root", str(target.root), "--create", stdin=dump.stdout
+        )
+        assert done.code == 0, done.stderr
+        after = MemoryService.open(target, Settings())
+        assert entries(after, "alice") == entries(service, "alice")
+        assert entries(after, "bob") == entries(service, "bob")
+
+
+HOSTILE = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            " ",
+            "  ",
+            "\t",
+            "-",
+            "[",
+            "]",
+            "<!--",
+            "-->",
+            "oryxtui agent: ",
+            "bob",
+            "(global)",
+            "## ",
+            CORE_HEADER,
+            ARCHIVAL_HEADER,
+            "\x1b]52;c;",
+            "\u202e",
+            "\\",
+            '"',
+            "{",
+            "}",
+            "…",
+            "猫",
+            "\r",
+        ]
+    ),
+    max_size=8,
+).map("".join)
+TIMES = st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2026, 7, 1)).map(
+    lambda moment: moment.strftime(TIME_FORMAT)
+)
+LINES = st.one_of(
+    st.tuples(TIMES, HOSTILE).map(lambda pair: f"- [{pair[0]}] {pair[1]}"),
+    HOSTILE.map(lambda content: f"- {content}"),
+    HOSTILE,  # a line written by hand, as it is
+)
+MEMORIES = st.dictionaries(
+    st.sampled_from(["alice", "bob", None]),
+    st.tuples(st.lists(LINES, max_size=4), st.lists(LINES, max_size=6)),
+    min_size=1,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(memories=MEMORIES, form=st.sampled_from(["md", "jsonl"]))
+def test_any_workspace_round_trips_through_either_format(
+    tmp_path_factory: pytest.TempPathFactory, memories: dict, form: str
+) -> None:
+    base = tmp_path_factory.mktemp("round")
+    source = init_workspace(base / "from")
+    for agent, (core, archival) in memories.items():
+        if agent is not None:
+            make_agent(source, agent)
+        text = f"{CORE_HEADER}\n" + "".join(f"{line}\n" for line in core)
+        source.memory_file(agent).write_text(
+            text + f"{ARCHIVAL_HEADER}\n" + "".join(f"{line}\n" for line in archival)
+        )
+    before = MemoryService.open(source, Settings())
+    admitted = before.admission
+    dump = cli("memory", "export", "--root", str(source.root), "--all", "--format", form)
+    assert dump.code == 0, dump.stderr
+    target = init_workspace(base / "to")
+    done = cli("memory", "import", "-", "--root", str(target.root), "--create", stdin=dump.stdout)
+    assert done.code == 0, done.stderr
+    after = MemoryService.open(target, Settings())
+    holding = {
+        agent
+        for agent, (core, archival) in memories.items()
+        if agent
+        and any(
+            sanitize_content(e.content)
+            for e in [*before.snapshot(agent).core, *before.snapshot(agent).archival]
+        )
+    }
+    assert set(target.list_agents()) == holding  # every agent with memory, and no other
+    for agent in [*holding, None]:
+        snapshot = before.snapshot(agent)
+        # What was there, as it may go into a memory: cleaned as any save, empty ones left out.
+        expected = [
+            (admitted_entry.scope.value, admitted_entry.time, admitted_entry.content)
+            for admitted_entry in (
+                admitted.entry(e)
+                for e in [*snapshot.core, *snapshot.archival]
+                if sanitize_content(e.content)
+            )
+        ]
+        assert entries(after, agent) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"agent": "ops bot", "scope": "core", "content": "x"}', "not a valid agent name"),
+        ('{"agent": "../etc", "scope": "core", "content": "x"}', "not a valid agent name"),
+        ('{"scope": "core", "time": "2026-13-45 99:99:99", "content": "x"}', "no date and time"),
+        ('{"scope": "core", "time": "9999-01-01 00:00:00", "content": "x"}', "in the future"),
+        ('{"scope": "core", "time": 5, "content": "x"}', "not an exported entry"),
+    ],
+)
+def test_import_refuses_what_it_would_have_to_guess(
+    workspace: Workspace, line: str, problem: str
+) -> None:
+    make_agent(workspace, "ops")
+    good = '{"scope": "archival", "content": "fine"}\n'
+    result = cli("memory", "import", "-", "--root", str(workspace.root), stdin=good + line + "\n")
+    assert result.code == 2 and problem in result.stderr and "Line 2" in result.stderr
+    assert not workspace.global_memory_file.exists()  # nothing written, nothing retargeted
+    marked = f"<!-- oryxtui agent: ops.bot -->\n{CORE_HEADER}\n- x\n{ARCHIVAL_HEADER}\n"
+    result = cli("memory", "import", "-", "--root", str(workspace.root), "--create", stdin=marked)
+    assert result.code == 2 and "not a valid agent name" in result.stderr
+
+
+def test_import_holds_every_entry_to_the_entry_limit(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    lines = [
+        json.dumps({"scope": "archival", "content": "short"}),
+        json.dumps({"scope": "archival", "content": "x" * 5_000_000}),
+    ]
+    result = cli(
+        "memory",
+        "import",
+        "-",
+        "--root",
+        str(workspace.root),
+        "--agent",
+        "ops",
+        stdin="\n".join(lines) + "\n",
+    )
+    assert result.code == 2 and "memory.max_entry_chars" in result.stderr
+    assert "Entry 2" in result.stderr
+    assert not workspace.memory_file("ops").exists()  # not even the short one
+
+
+def test_bring_back_and_restore_hold_entries_to_the_limit(
+    workspace: Workspace, service: MemoryService
+) -> None:
+    folder = make_agent(workspace, "ops")
+    service.max_entry_chars = 100_000
+    service.save("ops", "y" * 50_000, "archival")
+    kept = service.delete("ops", service.snapshot("ops").archival[0].id)
+    service.max_entry_chars = 2000  # the limit now
+    (change,) = [r for r in service.history("ops") if r.op == "delete"]
+    with pytest.raises(UsageError, match="max_entry_chars"):
+        service.bring_back("ops", change)
+    service.max_entry_chars = 100_000
+    service.save("ops", "z" * 50_000, "archival")
+    (folder / "MEMORY.md").write_text(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- by hand\n")
+    service.max_entry_chars = 2000
+    assert service.lost("ops")
+    with pytest.raises(UsageError, match="max_entry_chars"):
+        service.restore("ops")
+    doctor = cli("memory", "doctor", "--root", str(workspace.root), "--agent", "ops", "--restore")
+    assert doctor.code == 2 and "max_entry_chars" in doctor.stderr
+    assert "z" * 100 not in (folder / "MEMORY.md").read_text()
+    assert kept.content.startswith("y")
+
+
+def test_import_is_one_write_in_linear_time(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    stamp = "2026-01-01 00:00:00"
+    dump = "".join(
+        json.dumps({"scope": "archival", "time": stamp, "content": f"entry {i}"}) + "\n"
+        for i in range(100_000)
+    )
+    started = time.perf_counter()
+    result = cli(
+        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
+    )
+    took = time.perf_counter() - started
+    assert result.code == 0, result.stderr
+    assert "Imported 100,000 entries" in result.stdout
+    assert took < 60  # seconds, not minutes (the benchmark has the figure)
+    service = MemoryService.open(workspace, Settings())
+    (change,) = service.history("ops")
+    assert change.op == "import" and len(change.after) == 100_000  # one write, one record
+    again = cli(
+        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
+    )
+    assert "Imported 0 entries" in again.stdout
+
+
+def test_export_writes_only_a_regular_file_or_a_new_name(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    make_agent(workspace, "ops")
+    MemoryService.open(workspace, Settings()).save("ops", "a fact", "archival")
+    root = ("--root", str(workspace.root), "--agent", "ops")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours")
+    out = tmp_path / "out.jsonl"
+    os.symlink(victim, tmp_path / ".out.jsonl.tmp")  # planted at the old temp name
+    assert cli("memory", "export", *root, "-o", str(out)).code == 0
+    assert victim.read_text() == "not yours" and "a fact" in out.read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (fifo, tmp_path, Path("/dev/null")):
+        refused = cli("memory", "export", *root, "-o", str(target))
+        assert refused.code == 2, refused.stderr
+        assert "regular file" in refused.stderr or "a folder" in refused.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and Path("/dev/null").is_char_device()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()]
+    readonly = tmp_path / "ro"
+    readonly.mkdir()
+    readonly.chmod(0o500)
+    if os.geteuid() != 0:  # root writes anywhere
+        assert cli("memory", "export", *root, "-o", str(readonly / "x")).code == 1
+    to_stdout = cli("memory", "export", *root, "-o", "-")
+    assert to_stdout.code == 0 and "a fact" in to_stdout.stdout

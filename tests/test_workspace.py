@@ -11,12 +11,14 @@ from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_vali
 from tests.support import make_agent
 
 
-@pytest.mark.parametrize("name", ["a", "ops-bot", "A_1", "__global__"])
+@pytest.mark.parametrize("name", ["a", "ops-bot", "A_1", "__global_", "_global__"])
 def test_valid_agent_names(name: str) -> None:
     assert is_valid_agent_name(name)
 
 
-@pytest.mark.parametrize("name", ["", "../x", "a.b", "名字", "/abs", "a b", "a/b", ".", None, 3])
+@pytest.mark.parametrize(
+    "name", ["", "../x", "a.b", "名字", "/abs", "a b", "a/b", ".", None, 3, "__global__"]
+)
 def test_invalid_agent_names_fall_back_to_the_global_memory(
     name: object, workspace: Workspace
 ) -> None:

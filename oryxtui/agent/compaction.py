@@ -69,8 +69,9 @@ class HistoryCompactor:
         self._kept: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def summary(self, agent: str | None, earlier: Sequence[Message]) -> str:
-        """The summary message's text for `earlier` (the same text for the same turns)."""
+    def summary(self, agent: str | None, earlier: Sequence[Message], ask: bool = True) -> str:
+        """The summary message's text for `earlier` (the same text for the same turns).
+        Without `ask`, the model is not asked: a summary not made yet is said to be coming."""
         key = hashlib.sha256(
             json.dumps([agent, *(m.to_json() for m in earlier)], ensure_ascii=False).encode()
         ).hexdigest()
@@ -79,6 +80,9 @@ class HistoryCompactor:
                 return self._kept[key]
         entries = turns_as_entries(earlier)
         summarise = self.summariser(agent)
+        if summarise is not None and not ask:
+            many = f"{len(entries)} turn{'s' if len(entries) != 1 else ''}"
+            return f"{SUMMARY_LABEL} ({many}): made by the agent's model at its next turn."
         head = f"{SUMMARY_LABEL} ({len(entries)} turn{'s' if len(entries) != 1 else ''}"
         head += f", {EXTRACTIVE}): " if summarise is None else "): "
         room = SUMMARY_CHARS - len(head)

@@ -10,7 +10,6 @@ first saw it finished: the moment it was stored, for the loop's own turns."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oryxtui import database
-from oryxtui.agent.messages import Message
+from oryxtui import database, notices
+from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Session
 from oryxtui.config import Settings
 from oryxtui.memory.format import TIME_FORMAT
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from oryxtui.memory.recall.embedders import Embedder
     from oryxtui.memory.recall.lexical import LexicalIndex
 
-REPLY_CHARS = 600  # of each reply, what a search answer shows
+REPLY_CHARS = 600  # of each message and reply, what a search answer shows
 TAIL_LIMIT = 512  # episodes searched beside the big index before it is made again
 EMBED_BATCH = 64  # episodes given vectors by one search at most (the rest by later ones)
 
@@ -49,19 +48,21 @@ class Episode:
         """What the lexical route reads."""
         return f"{self.user}\n{self.reply}\n{' '.join(self.tools)}"
 
-    def to_json(self, reply_chars: int | None = None) -> dict[str, Any]:
-        reply = self.reply
-        if reply_chars is not None and len(reply) > reply_chars:
-            reply = reply[:reply_chars] + "…"
+    def to_json(self, chars: int | None = None) -> dict[str, Any]:
+        """The episode; with `chars`, the user's message and the reply cut to that many."""
         return {
             "session": self.session_id,
             "turn": self.turn,
             "agent": self.agent,
             "time": self.time,
-            "user": self.user,
-            "reply": reply,
+            "user": clipped(self.user, chars),
+            "reply": clipped(self.reply, chars),
             "tools": list(self.tools),
         }
+
+
+def clipped(text: str, chars: int | None) -> str:
+    return text if chars is None or len(text) <= chars else text[:chars] + "…"
 
 
 def finished_turns(messages: Sequence[Message]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -169,11 +170,9 @@ class EpisodeStore:
                 found = connection.execute(
                     "SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,)
                 ).fetchone()
-            try:
-                raw = json.loads((found[0] if found else None) or "[]")
-                messages = [Message.from_json(item) for item in raw if isinstance(item, dict)]
-            except (ValueError, TypeError, RecursionError):
-                messages = []  # a session this program cannot read: no episodes from it
+            messages, skipped = parse_messages(found[0] if found else None)
+            # What cannot be read of another program's session is left out, and said.
+            notices.skipped(skipped, "message", f"session {session_id}")
             when = str(active).replace("T", " ")[:19] if active else None
             added += self._store(session_id, _agent(profile), channel, messages, when)
             self._seen[session_id] = active
@@ -244,22 +243,28 @@ class EpisodeStore:
             params = (*params, session_id)
         with self.database.errors():
             rows = self.database.connection().execute(sql + " ORDER BY id", params).fetchall()
-        return [
-            (
-                int(row_id),
-                Episode(
-                    str(session),
-                    int(turn),
-                    _agent(name),
-                    channel,
-                    str(when) if when else None,
-                    str(user),
-                    str(reply),
-                    tuple(str(tools).split()) if tools else (),
-                ),
+        found: list[tuple[int, Episode]] = []
+        for row_id, session, turn, name, channel, when, user, reply, tools in rows:
+            if type(turn) is not int or not all(
+                isinstance(v, str | None) for v in (channel, when, user, reply, tools)
+            ):
+                continue  # a row this program did not write: the table is derived, rebuilt
+            found.append(
+                (
+                    int(row_id),
+                    Episode(
+                        str(session),
+                        turn,
+                        _agent(name),
+                        channel,
+                        when or None,
+                        user or "",
+                        reply or "",
+                        tuple(tools.split()) if tools else (),
+                    ),
+                )
             )
-            for row_id, session, turn, name, channel, when, user, reply, tools in rows
-        ]
+        return found
 
     def search(
         self,
@@ -315,40 +320,38 @@ class EpisodeStore:
 
     def _by_meaning(self, key: str, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
         """Indexes of `everything` close enough in meaning to `query`, closest first (None:
-        the embedder failed; the words alone answer). Episodes without a vector get one, the
-        newest first, at most `EMBED_BATCH` a search."""
+        the embedder failed; the words alone answer). Episodes without a vector of the
+        embedder's size get one, the newest first, at most `EMBED_BATCH` a search; a stored
+        row that is no such vector (another model's size, a row another program wrote) counts
+        as none, and is replaced."""
         import numpy as np
 
-        from oryxtui.memory.recall.embedders import EmbedderError
+        from oryxtui.memory.recall.embedders import EmbedderError, usable
 
         embedder = self.embedder
         assert embedder is not None
         model = embedder.model_id
-        vectors = self._vectors.setdefault((key, model), {})
-        missing = [row for row, _ in everything if row not in vectors]
-        if missing:
-            with self.database.errors():
-                for row, blob in self.database.connection().execute(
-                    "SELECT episode_id, embedding FROM episode_vectors WHERE embedding_model = ?"
-                    f" AND episode_id IN ({','.join('?' * min(len(missing), 900))})",
-                    (model, *missing[:900]),
-                ):
-                    vectors[int(row)] = np.frombuffer(blob, dtype="<f4")
-        wanted = [(row, e) for row, e in everything if row not in vectors][-EMBED_BATCH:]
         try:
+            (asked,) = usable(embedder.embed([query]), "The embedder")
+            dim = len(asked)
+            vectors = self._vectors.setdefault((key, model), {})
+            if any(len(vector) != dim for vector in vectors.values()):
+                vectors.clear()  # the model changed its size: read and make them anew
+            self._load_vectors(vectors, [row for row, _ in everything if row not in vectors], dim)
+            wanted = [(row, e) for row, e in everything if row not in vectors][-EMBED_BATCH:]
             if wanted:
-                made = embedder.embed([e.text for _, e in wanted])
+                made = usable(embedder.embed([e.text for _, e in wanted]), "The embedder")
+                if len(made) != len(wanted) or len(made[0]) != dim:
+                    raise EmbedderError("The embedder answered vectors that do not fit.")
                 connection = self.database.connection()
                 with self.database.errors(), database.write_transaction(connection):
                     for (row, _), vector in zip(wanted, made, strict=True):
-                        blob = np.asarray(vector, dtype="<f4").tobytes()
                         connection.execute(
                             "INSERT OR REPLACE INTO episode_vectors (episode_id,"
                             " embedding_model, dim, embedding) VALUES (?, ?, ?, ?)",
-                            (row, model, len(vector), blob),
+                            (row, model, dim, np.asarray(vector, dtype="<f4").tobytes()),
                         )
                         vectors[row] = np.asarray(vector, dtype=np.float32)
-            (asked,) = embedder.embed([query])
         except EmbedderError:
             return None
         have = [i for i, (row, _) in enumerate(everything) if row in vectors]
@@ -361,6 +364,33 @@ class EpisodeStore:
         close = np.flatnonzero(similarity >= self.min_similarity)
         order = close[np.argsort(-similarity[close], kind="stable")]
         return np.asarray(have, dtype=np.int64)[order]
+
+    def _load_vectors(self, vectors: dict[int, Any], rows: Sequence[int], dim: int) -> None:
+        """The stored vectors of these episodes that are vectors of `dim` numbers."""
+        from oryxtui.memory.recall.vectors import decode
+
+        assert self.embedder is not None
+        skipped = 0
+        for start in range(0, len(rows), 900):  # SQLite's limit on parameters
+            part = rows[start : start + 900]
+            marks = ",".join("?" * len(part))
+            with self.database.errors():
+                found = (
+                    self.database.connection()
+                    .execute(
+                        "SELECT episode_id, embedding FROM episode_vectors"
+                        f" WHERE embedding_model = ? AND episode_id IN ({marks})",
+                        (self.embedder.model_id, *part),
+                    )
+                    .fetchall()
+                )
+            for row, blob in found:
+                vector = decode(blob, dim)
+                if vector is not None:
+                    vectors[int(row)] = vector
+                elif decode(blob) is None:  # no vector at all (one of another size is stale)
+                    skipped += 1
+        notices.skipped(skipped, "episode_vectors", "the index of past conversations")
 
 
 def _bound(value: str | None, end: bool) -> str | None:

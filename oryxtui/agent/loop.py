@@ -86,10 +86,11 @@ class Agent:
     def provider(self, agent: str | None) -> ChatProvider:
         return self.provider_factory(self.settings, self.prompts.definition(agent))
 
-    def prompt(self, agent: str | None, session_id: str) -> Prompt:
+    def prompt(self, agent: str | None, session_id: str, ask: bool = True) -> Prompt:
+        """The prompt the session's next turn would send (`ask`: see `PromptBuilder.build`)."""
         channel, user = session_id.split(":")[:2]
         session = self.sessions.load(session_id, agent, channel, user)
-        return self.prompts.build(agent, session.messages)
+        return self.prompts.build(agent, session.messages, ask)
 
     def _summariser(self, agent: str | None) -> Summariser | None:
         """The agent's LLM as the summariser of earlier turns (none: the extractive one)."""

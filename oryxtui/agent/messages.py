@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,17 +39,30 @@ class Message:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Message:
-        calls = tuple(
-            ToolCall(str(c.get("id", "")), str(c.get("name", "")), str(c.get("argumentsJson", "")))
-            for c in data.get("toolCalls") or ()
-        )
+    def from_json(cls, data: object) -> Message:
+        """One element of `messages_json` (upstream's shape); ValueError when it is none. A
+        session row is written by other programs too: every field is checked."""
+        if not isinstance(data, dict):
+            raise ValueError("a message is a JSON object")
+        role, content = data.get("role", "user"), data.get("content")
+        calls = data.get("toolCalls") or []
+        if not isinstance(role, str) or not isinstance(content, str | None):
+            raise ValueError("a message's role and content are text")
+        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+            raise ValueError("a message's toolCalls are a list of objects")
         return cls(
-            role=str(data.get("role", "user")),
-            content=str(data.get("content") or ""),
-            tool_name=data.get("toolName"),
-            tool_call_id=data.get("toolCallId"),
-            tool_calls=calls,
+            role=role,
+            content=content or "",
+            tool_name=_text(data.get("toolName")),
+            tool_call_id=_text(data.get("toolCallId")),
+            tool_calls=tuple(
+                ToolCall(
+                    _text(c.get("id")) or "",
+                    _text(c.get("name")) or "",
+                    _text(c.get("argumentsJson")) or "",
+                )
+                for c in calls
+            ),
         )
 
     def to_openai(self) -> dict[str, Any]:
@@ -70,6 +84,31 @@ class Message:
                 for call in self.tool_calls
             ]
         return message
+
+
+def _text(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError("expected text")
+    return value
+
+
+def parse_messages(messages_json: object) -> tuple[list[Message], int]:
+    """A session's `messages_json` as messages, and how many elements were not messages (or 1
+    when the whole text is not a JSON list): those are skipped, never a failure."""
+    try:
+        raw = json.loads(messages_json or "[]") if isinstance(messages_json, str | None) else None
+    except (ValueError, RecursionError):
+        raw = None
+    if not isinstance(raw, list):
+        return [], 1
+    messages: list[Message] = []
+    skipped = 0
+    for item in raw:
+        try:
+            messages.append(Message.from_json(item))
+        except ValueError:
+            skipped += 1
+    return messages, skipped
 
 
 def last_turns(messages: Sequence[Message], max_turns: int) -> list[Message]:

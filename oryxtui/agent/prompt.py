@@ -159,7 +159,9 @@ class PromptBuilder:
             return definition.settings.max_history_turns
         return self.settings.prompt.max_history_turns
 
-    def build(self, agent: str | None, history: Sequence[Message]) -> Prompt:
+    def build(self, agent: str | None, history: Sequence[Message], ask: bool = True) -> Prompt:
+        """The prompt for the next model call; without `ask`, the model is never asked for
+        anything (a preview a web page may have triggered: see `HistoryCompactor.summary`)."""
         definition = self.definition(agent)
         warnings: list[str] = []
         identity = self._identity(definition, warnings)
@@ -175,7 +177,7 @@ class PromptBuilder:
         if self.settings.prompt.compact_history and self.compactor is not None:
             earlier, window = split(history, max_turns)
             if earlier:
-                summary = self.compactor.summary(agent, earlier)
+                summary = self.compactor.summary(agent, earlier, ask)
         else:
             window = last_turns(history, max_turns)
         tools = tools_for_agent(self.tools, definition.tools if definition else ())

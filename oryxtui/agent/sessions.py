@@ -10,11 +10,12 @@ from datetime import datetime
 from pathlib import Path
 
 from oryxtui import database
-from oryxtui.agent.messages import Message
+from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.errors import DatabaseError, OryxError
 from oryxtui.memory.format import TIME_FORMAT
+from oryxtui.workspace import GLOBAL_AGENT
 
-GLOBAL_PROFILE = "__global__"
+GLOBAL_PROFILE = GLOBAL_AGENT  # a session of the global memory
 
 
 class SessionConflict(OryxError):
@@ -77,13 +78,14 @@ class SessionStore:
         session = Session(session_id, agent or GLOBAL_PROFILE, channel, user)
         if row is not None:
             session.stored_json = row[0]
-            try:
-                session.messages = [Message.from_json(item) for item in json.loads(row[0] or "[]")]
-            except (ValueError, TypeError, AttributeError, RecursionError):
+            session.messages, skipped = parse_messages(row[0])
+            if skipped:
+                # Going on would write the session back without what could not be read.
                 raise DatabaseError(
-                    f"Session {session_id} in {self.db_path} holds malformed messages_json; "
-                    "repair or delete that row."
-                ) from None
+                    f"Session {session_id} in {self.db_path} holds messages oryxtui cannot "
+                    f"read ({skipped:,}); it is left as it is — repair or delete that row, or "
+                    "talk in another session."
+                )
         return session
 
     def save(self, session: Session) -> None:

@@ -12,12 +12,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from oryxtui.agent.episodes import REPLY_CHARS, EpisodeStore
+from oryxtui.agent.episodes import REPLY_CHARS, EpisodeStore, clipped
 from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.history import Actor, current_actor
 from oryxtui.memory.service import parse_scope
+from oryxtui.notices import collecting
 
 
 class Tool:
@@ -100,10 +101,11 @@ class RecallMemory(Tool):
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, RecallMemoryInput)
         found = self.memory.recall(current_agent.get(), arguments.keyword)
+        limit = self.memory.max_entry_chars  # a line written by hand may be any length
         result: dict[str, Any] = {
-            "keyword": arguments.keyword,
+            "keyword": clipped(arguments.keyword, limit),
             "count": len(found.hits),
-            "entries": [entry.line for entry in found.entries],
+            "entries": [clipped(entry.line, limit) for entry in found.entries],
         }
         if found.notice:  # upstream's line: ranked by keywords and time, meaning unavailable
             result["notice"] = found.notice
@@ -150,7 +152,7 @@ class SearchConversations(Tool):
         self.episodes.sync(agent)
         found = self.episodes.search(agent, arguments.query, arguments.since, arguments.until)
         return {
-            "query": arguments.query,
+            "query": clipped(arguments.query, REPLY_CHARS),
             "count": len(found),
             "turns": [episode.to_json(REPLY_CHARS) for episode in found],
         }
@@ -170,6 +172,26 @@ def tools_for_agent(available: dict[str, Tool], declared: Sequence[str]) -> list
     """The tools AGENT.md lists that exist, plus the memory tools, which are always there."""
     names = [*MEMORY_TOOLS, *(name for name in declared if name not in MEMORY_TOOLS)]
     return [available[name] for name in names if name in available]
+
+
+MAX_RESULT_CHARS = 16_000  # a tool result is part of every later prompt of the turn
+
+
+def bounded(output: dict[str, Any], limit: int) -> str:
+    """`output` as JSON of at most about `limit` characters: the items of its longest list
+    dropped from the end (and `"truncated": true` said) until it fits."""
+    text = json.dumps(output, ensure_ascii=False)
+    if len(text) <= limit:
+        return text
+    lists = [key for key, value in output.items() if isinstance(value, list) and value]
+    if not lists:
+        return json.dumps({"error": "The result was too long to return."})
+    key = max(lists, key=lambda name: len(json.dumps(output[name], ensure_ascii=False)))
+    items = list(output[key])
+    while items and len(text) > limit:
+        items = items[: len(items) * 3 // 4] if len(items) > 8 else items[:-1]
+        text = json.dumps({**output, key: items, "truncated": True}, ensure_ascii=False)
+    return text
 
 
 @dataclass(frozen=True)
@@ -235,12 +257,15 @@ class ToolExecutor:
             )
             return self._failed(call, f"Invalid arguments for {call.name}: {problems}.")
         try:
-            output = tool.run(arguments)
+            with collecting() as notes:
+                output = tool.run(arguments)
         except OryxError as exc:
             return self._failed(call, str(exc))
         except Exception as exc:
             return self._failed(call, f"{call.name} failed: {type(exc).__name__}: {exc}")
-        return ToolResult(call, True, json.dumps(output, ensure_ascii=False))
+        if notes:  # e.g. saved, but the history could not be recorded
+            output = {**output, "warnings": notes}
+        return ToolResult(call, True, bounded(output, MAX_RESULT_CHARS))
 
     @staticmethod
     def _failed(call: ToolCall, message: str) -> ToolResult:

@@ -3,11 +3,9 @@ in upstream's envelope without paths or tracebacks. The endpoints are in `routes
 
 from __future__ import annotations
 
-import errno
 import hmac
 import logging
 import re
-import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -21,9 +19,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from oryxtui import __version__
 from oryxtui.agent.loop import Agent
 from oryxtui.agent.sessions import SessionStore
-from oryxtui.api.guard import WILDCARD_BINDS, RequestGuard, allowed_host_names, is_loopback
+from oryxtui.api.guard import RequestGuard
 from oryxtui.api.models import envelope
 from oryxtui.api.routes import ApiError, router
+from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import (
     AgentDefinitionError,
@@ -36,6 +35,7 @@ from oryxtui.errors import (
     StaleEntry,
     UsageError,
 )
+from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.workspace import Workspace
@@ -77,6 +77,7 @@ def create_api(
 
     api = FastAPI(
         lifespan=lifespan,
+        redirect_slashes=False,  # an unknown path is a 404 in the envelope, never a redirect
         title="oryxtui",
         version=__version__,
         description="Read and write OryxOS agent memory; every answer is in the "
@@ -86,6 +87,7 @@ def create_api(
     api.state.settings = settings
     api.state.memory = memory
     api.state.runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path))
+    api.state.queue = AgentQueue()
 
     def scrub(message: str) -> str:
         message = message.replace(str(workspace.root), ".oryxos")
@@ -174,27 +176,3 @@ def check_bind(host: str, token: str | None, allowed_hosts: Sequence[str] = ()) 
             f"Bound to {host}, the server answers only the host names you name: add "
             "--allow-host NAME (or [api] allowed_hosts) for each name clients use, or '*'."
         )
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before anything says it is serving."""
-    try:
-        address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror:
-        raise UsageError(f"Cannot bind to {host!r}: no such address; check --host.") from None
-    family, kind, proto, _, where = address
-    listener = socket.socket(family, kind, proto)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind(where)
-        listener.listen(128)
-    except OSError as exc:
-        listener.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise OryxError(
-                f"Port {port} on {host} is already in use; stop what is using it or choose "
-                "another with --port."
-            ) from None
-        raise OryxError(f"Cannot listen on {host}:{port} ({exc.strerror}).") from None
-    listener.set_inheritable(True)
-    return listener

@@ -16,41 +16,16 @@ from typing import Any
 from h11 import IDLE
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from oryxtui.hosts import host_name
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
-WILDCARD_BINDS = frozenset({"0.0.0.0", "::", "[::]", ""})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 HEADER_TIMEOUT_SECONDS = 10.0
-
-
-def host_name(host_header: str) -> str:
-    """`Host` without its port, lower-cased: `[::1]:8765` → `[::1]`, `LocalHost` → `localhost`."""
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def is_loopback(bind_host: str) -> bool:
-    name = bind_host.lower()
-    return name in LOOPBACK_NAMES or name in {"::1"} or name.startswith("127.")
-
-
-def allowed_host_names(bind_host: str, configured: Iterable[str]) -> frozenset[str] | None:
-    """Host names answered: loopback names, the bound address, and the configured ones; None
-    means any (a configured "*")."""
-    names = {name.strip().lower() for name in configured}
-    if "*" in names:
-        return None
-    bound = bind_host.lower()
-    if bound not in WILDCARD_BINDS:
-        names.add(f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound)
-    return frozenset(LOOPBACK_NAMES | {host_name(name) for name in names})
 
 
 def _refusal(status: int, message: str) -> tuple[dict[str, Any], bytes]:

@@ -10,7 +10,6 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BaseModel, ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from oryxtui.agent.loop import Agent
 from oryxtui.agent.sessions import os_user, session_id_for
@@ -28,6 +27,7 @@ from oryxtui.api.models import (
     envelope,
     saved_entry,
 )
+from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
@@ -57,6 +57,10 @@ def runner_of(request: Request) -> Agent:
     return request.app.state.runner
 
 
+def queue_of(request: Request) -> AgentQueue:
+    return request.app.state.queue
+
+
 def scrubber_of(request: Request) -> Callable[[str], str]:
     """Takes paths out of a message: the workspace as `.oryxos`, anything else as `<path>`."""
     return request.app.state.scrub
@@ -73,6 +77,7 @@ def known_agent(
 
 AgentName = Annotated[str, Depends(known_agent)]
 Memory = Annotated[MemoryService, Depends(memory_of)]
+Queue = Annotated[AgentQueue, Depends(queue_of)]
 Scrub = Annotated[Callable[[str], str], Depends(scrubber_of)]
 
 # What goes wrong comes back in the envelope too, with `data` null and the status as `code`.
@@ -149,46 +154,46 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
         }
     },
 )
-async def save_entry(name: AgentName, memory: Memory, request: Request) -> Response:
+async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Request) -> Response:
     """Save one entry (the body: {"content": "...", "scope": "archival"})."""
     body = await json_body(request, SaveBody, '{"content": "...", "scope": "archival"}')
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
-    entry = await run_in_threadpool(memory.save, name, body.content, body.scope)
+    entry = await queue.run(name, memory.save, name, body.content, body.scope)
     return answer(saved_entry(entry))
 
 
 @router.patch("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
 async def change_entry(
-    name: AgentName, entry_id: str, request: Request, memory: Memory
+    name: AgentName, entry_id: str, request: Request, memory: Memory, queue: Queue
 ) -> Response:
     """Edit an entry's text and/or move it to the other section (the body: {"content": "...",
     "scope": "core"}); its time is kept. 409 when the entry changed since it was read."""
     body = await json_body(request, ChangeBody, '{"content": "...", "scope": "core"}')
     if body.content is None and body.scope is None:
         raise ApiError(400, 'Nothing to change: give "content", "scope" or both.')
-    entry = None
-    if body.content is not None:
-        entry = await run_in_threadpool(memory.edit, name, entry_id, body.content)
-        entry_id = entry.id
-    if body.scope is not None and (entry is None or entry.scope.value != body.scope.lower()):
-        entry = await run_in_threadpool(memory.move, name, entry_id, body.scope)
-    assert entry is not None
+    # One change, checked whole before anything is written: a bad scope never leaves the
+    # text edited behind a 400.
+    entry = await queue.run(name, memory.change, name, entry_id, body.content, body.scope)
     return answer(saved_entry(entry))
 
 
 @router.delete("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
-async def delete_entry(name: AgentName, entry_id: str, memory: Memory) -> Response:
+async def delete_entry(name: AgentName, entry_id: str, memory: Memory, queue: Queue) -> Response:
     """Remove an entry; the answer is the entry as it was. 409 when it changed since read."""
-    entry = await run_in_threadpool(memory.delete, name, entry_id)
+    entry = await queue.run(name, memory.delete, name, entry_id)
     return answer(saved_entry(entry))
 
 
 @router.get("/{name}/memory/history", response_model=Envelope[list[Change]])
-def history(name: AgentName, memory: Memory, since: datetime | None = None) -> Response:
+async def history(
+    name: AgentName, memory: Memory, queue: Queue, since: datetime | None = None
+) -> Response:
     """Every change to the memory, newest first (`since`: made then or later), what changed and
-    by what; changes another program made are found and recorded first."""
-    return answer([record.to_json(name) for record in memory.history(name, since)])
+    by what; changes another program made are found and recorded first (under the memory's
+    lock, so this waits as a save does)."""
+    records = await queue.run(name, memory.history, name, since)
+    return answer([record.to_json(name) for record in records])
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
@@ -204,7 +209,8 @@ def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False)
 @router.get("/{name}/prompt", response_model=Envelope[PromptInfo])
 def prompt(name: AgentName, runner: Annotated[Agent, Depends(runner_of)], scrub: Scrub) -> Response:
     """What the model would receive now, block by block."""
-    built = runner.prompt(name, session_id_for("cli", os_user(), name))
+    # A GET never asks the model for anything (a page on another site can send one).
+    built = runner.prompt(name, session_id_for("cli", os_user(), name), ask=False)
     return answer(PromptInfo.of(built, [scrub(warning) for warning in built.warnings]))
 
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from oryxtui.errors import MemoryWriteError
+from oryxtui.errors import MemoryWriteError, OryxError
 from oryxtui.memory.files import fsync_folder, write_temp
 from oryxtui.memory.format import (
     ENTRY_LINE,
@@ -37,6 +37,10 @@ from oryxtui.workspace import Workspace
 
 HISTORY_SUFFIX = ".journal"  # the journal's name: old journals are the start of a history
 DEFAULT_KEEP = 5000  # records kept when a history is compacted (at half as many again)
+# A history keeps a copy of a memory up to about twice the biggest file it diffs (16 MB), and
+# reads a file of at most this many bytes: a forged history cannot make oryxtui hold more.
+MAX_TRACKED_CHARS = 32 << 20
+MAX_HISTORY_BYTES = 256 << 20
 TIME_SPEC = "seconds"
 
 Key = tuple[Scope, str]  # an entry as the history keeps it: its section and its line
@@ -46,10 +50,22 @@ Signature = tuple[int, ...]  # what a memory looked like when last seen (stat, o
 # The changes a person or a program makes; `baseline` (the memory when the history starts, or
 # where it was compacted), `seen` (nothing changed) and `untracked` (the memory grew too big to
 # keep a copy of) are the history's own bookkeeping.
-OPS = ("save", "edit", "move", "delete", "dedupe", "restore", "import", "accept", "outside")
+OPS = (
+    "save",
+    "digest",
+    "edit",
+    "move",
+    "delete",
+    "dedupe",
+    "restore",
+    "import",
+    "accept",
+    "outside",
+)
 ACTORS = ("dashboard", "cli", "api", "agent", "outside")
 OP_LABELS = {
     "save": "saved",
+    "digest": "digest written",
     "edit": "edited",
     "move": "moved",
     "delete": "deleted",
@@ -72,6 +88,15 @@ class Actor:
 CLI = Actor("cli")
 # The actor of a change made in this context (an agent's tool call sets it); else the service's.
 current_actor: ContextVar[Actor | None] = ContextVar("oryxtui_current_actor", default=None)
+
+
+def unrecorded(memory: Path, error: BaseException) -> str:
+    """The notice for a change that landed but could not be recorded in its history."""
+    reason = str(error) if isinstance(error, OryxError) else f"{type(error).__name__}: {error}"
+    return (
+        f"The change to {memory} is made, but its history could not be recorded ({reason}); "
+        "oryxtui records it as an outside change when it can read the history again."
+    )
 
 
 def describe_actor(record: Record) -> str:
@@ -100,6 +125,7 @@ class Record:
     at: tuple[int, ...] = ()
     was_at: tuple[int, ...] = ()  # outside: where each `before` line stood in its section
     ours: tuple[Key, ...] | None = None  # a baseline after compaction: what oryxtui wrote
+    digests: tuple[str, ...] | None = None  # … and the digests it wrote
     signature: Signature | None = None
 
     @property
@@ -133,6 +159,8 @@ class Record:
             ]
         if self.ours is not None:
             fields["ours"] = [_stored_key(key) for key in self.ours]
+        if self.digests is not None:
+            fields["digests"] = list(self.digests)
         if self.signature is not None:
             fields["signature"] = list(self.signature)
         return fields
@@ -176,38 +204,52 @@ def change(
     )
 
 
+def replacement(op: str, actor: Actor, old: MemoryEntry, new: MemoryEntry | None) -> Record:
+    """The change that replaced `old` by `new` (None: removed it): one into the other section
+    is a move, whatever else changed (replayed as the line leaving one section for the end of
+    the other)."""
+    if new is not None and new.scope is not old.scope:
+        op = "move"
+    return change(op, actor, [old], [new] if new is not None else [])
+
+
 # Replaying -------------------------------------------------------------------------------------
 
 
 @dataclass
 class Replay:
-    """The memory after the records applied so far (None until a baseline says what it was),
-    and the entries oryxtui wrote and nobody meant to remove: those an outside edit lost."""
+    """The memory after the records applied so far (None until a baseline says what it was, or
+    when it grew past what a history keeps a copy of), the entries oryxtui wrote and nobody
+    meant to remove (those an outside edit lost), and the digests oryxtui wrote."""
 
     memory: Lines | None = None
     ours: dict[Key, None] = field(default_factory=dict)
+    digests: dict[str, None] = field(default_factory=dict)  # archival lines of digests
+    size: int = 0  # characters in `memory`, about (a bound, not an account)
 
     def copy(self) -> Replay:
         memory = None if self.memory is None else {s: list(ls) for s, ls in self.memory.items()}
-        return Replay(memory, dict(self.ours))
+        return Replay(memory, dict(self.ours), dict(self.digests), self.size)
 
     def apply(self, record: Record) -> None:
         op, memory = record.op, self.memory
-        if op == "baseline":
-            self.memory = _lines(record.after)
+        if op in ("baseline", "untracked"):
+            self.memory = _lines(record.after) if op == "baseline" else None
+            self.size = _size(record.after)
             if record.ours is not None:
                 self.ours = dict.fromkeys(record.ours)
+            if record.digests is not None:
+                self.digests = dict.fromkeys(record.digests)
+            self._bound()
             return
         if op == "seen":
-            return
-        if op == "untracked":
-            self.memory = None
             return
         if op == "accept":  # the removal was meant: nothing changes but what is lost
             for key in record.before:
                 self.ours.pop(key, None)
             return
         if memory is not None:
+            self.size += _size(record.after) - _size(record.before)
             if op == "outside":
                 _remove(memory, record.before, record.was_at)
                 _insert(memory, record.after, record.at)
@@ -222,7 +264,9 @@ class Replay:
                 _remove(memory, record.before)
                 for scope, line in record.after:
                     memory[scope].append(line)
+            self._bound()
         if op == "outside":
+            self._follow_moves(record)
             return
         gone = record.before
         if gone and memory is not None:
@@ -230,8 +274,31 @@ class Replay:
             gone = tuple(key for key in gone if key not in present)
         for key in gone:
             self.ours.pop(key, None)
+            if key[0] is Scope.ARCHIVAL:
+                self.digests.pop(key[1], None)
         for key in record.after:
             self.ours[key] = None
+            if op == "digest":
+                self.digests[key[1]] = None
+
+    def _follow_moves(self, record: Record) -> None:
+        """An outside edit that moved a line of oryxtui's to the other section: it is still
+        oryxtui's, in its new section (so deleting it there later is not a loss)."""
+        added = {key for key in record.after}
+        for scope, line in record.before:
+            other = Scope.CORE if scope is Scope.ARCHIVAL else Scope.ARCHIVAL
+            if (scope, line) in self.ours and (other, line) in added:
+                del self.ours[(scope, line)]
+                self.ours[(other, line)] = None
+
+    def _bound(self) -> None:
+        """A history never makes oryxtui keep more than one big memory's worth of lines."""
+        if self.size > MAX_TRACKED_CHARS:
+            self.memory, self.size = None, 0
+
+
+def _size(keys: Iterable[Key]) -> int:
+    return sum(len(line) + 1 for _, line in keys)
 
 
 def _set(memory: Lines, scope: Scope, many: int) -> Sequence[str] | set[str]:
@@ -401,8 +468,14 @@ class History:
                 log = Log(signature, 0, [], Replay())
             try:
                 with open(path, "rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size > MAX_HISTORY_BYTES:
+                        raise MemoryWriteError(
+                            f"{path} is {size >> 20} MB, more than oryxtui reads of a history; "
+                            "move it aside and oryxtui starts a new one."
+                        )
                     handle.seek(log.offset)
-                    data = handle.read()
+                    data = handle.read(size - log.offset)
             except FileNotFoundError:
                 data = b""
             complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its break
@@ -505,16 +578,17 @@ class History:
         replay = Replay()
         for record in log.records[:cut]:
             replay.apply(record)
-        if replay.memory is None:
-            return  # only old journal records so far: nothing to fold them into
         last = log.records[cut - 1]
+        # A memory the history keeps no copy of (too big, or only old journal records so
+        # far) is folded into what oryxtui wrote, without the memory.
         baseline = Record(
             last.n,
-            "baseline",
+            "untracked" if replay.memory is None else "baseline",
             "outside",
             time=last.time,
-            after=_keys(replay.memory),
+            after=() if replay.memory is None else _keys(replay.memory),
             ours=tuple(replay.ours),
+            digests=tuple(replay.digests),
             signature=last.signature,
         )
         kept = [baseline, *log.records[cut:]]
@@ -551,11 +625,33 @@ def _keys(memory: Lines) -> tuple[Key, ...]:
     return tuple((scope, line) for scope in Scope for line in memory[scope])
 
 
+MAX_RECORD_CHARS = 32 << 20  # a change to a memory of at most 16 MB, with room to spare
+MAX_NUMBER = 1 << 53
+_SIGNATURE_RANGE = 1 << 63
+
+
+def _no_constants(name: str) -> float:
+    raise ValueError(f"{name} is not a number a record holds")
+
+
+def _number(value: object, low: int, high: int) -> int:
+    """`value` when it is an integer (not a bool, not a float) within [low, high]."""
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"{value!r} is not a number in range")
+    return value
+
+
 def _parsed(raw: str, last: int) -> Record | None:
     """One line of a history as its record; None if it is none. A journal's record (`scope`,
-    `line`, perhaps `forgotten`) is a save, or an accepted removal, of unknown time."""
+    `line`, perhaps `forgotten`) is a save, or an accepted removal, of unknown time. A history
+    is a file anyone can edit: every field is checked (numbers are integers in range, lines
+    are text of one line), and a record numbered at or below the one before it is none."""
+    if len(raw) > MAX_RECORD_CHARS:
+        return None
     try:
-        stored = json.loads(raw)
+        stored = json.loads(raw, parse_constant=_no_constants)
+        if not isinstance(stored, dict):
+            return None
         if "op" not in stored:
             key = _key(stored)
             if key is None:
@@ -563,42 +659,65 @@ def _parsed(raw: str, last: int) -> Record | None:
             if stored.get("forgotten") is True:
                 return Record(last + 1, "accept", "oryxtui", before=(key,))
             return Record(last + 1, "save", "oryxtui", after=(key,))
-        op = str(stored["op"])
+        op = stored["op"]
         if op not in (*OPS, "baseline", "seen", "untracked"):
             return None
-        gone, items = stored.get("before", ()), stored.get("after", ())
+        n = last + 1 if stored.get("n") is None else _number(stored["n"], 1, MAX_NUMBER)
+        if n <= last:
+            return None
+        gone, items = _items(stored.get("before")), _items(stored.get("after"))
         before = tuple(_key(item) for item in gone)
         after = tuple(_key(item) for item in items)
         if None in before or None in after:
             return None
-        at = tuple(int(item["at"]) for item in items) if items and "at" in items[0] else ()
-        was_at = tuple(int(item["at"]) for item in gone) if gone and "at" in gone[0] else ()
-        ours = stored.get("ours")
+        ours, digests = stored.get("ours"), stored.get("digests")
         signature = stored.get("signature")
-        time, session = stored.get("time"), stored.get("session")
+        time, session, actor = stored.get("time"), stored.get("session"), stored.get("actor")
         return Record(
-            int(stored.get("n") or last + 1),
+            n,
             op,
-            str(stored.get("actor") or "outside"),
-            time=str(time) if time else None,
-            session=str(session) if session else None,
+            actor if isinstance(actor, str) and actor else "outside",
+            time=time if isinstance(time, str) and time else None,
+            session=session if isinstance(session, str) and session else None,
             before=before,  # type: ignore[arg-type]
             after=after,  # type: ignore[arg-type]
-            at=at,
-            was_at=was_at,
-            ours=None if ours is None else tuple(k for k in map(_key, ours) if k),
-            signature=tuple(int(v) for v in signature) if signature else None,
+            at=_places(items),
+            was_at=_places(gone),
+            ours=None if ours is None else tuple(k for k in map(_key, _items(ours)) if k),
+            digests=None
+            if digests is None
+            else tuple(line for line in _items(digests) if isinstance(line, str)),
+            signature=None
+            if signature is None
+            else tuple(_number(v, -_SIGNATURE_RANGE, _SIGNATURE_RANGE) for v in _items(signature)),
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def _items(value: object) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError("not a list")
+    return value
+
+
+def _places(items: list[object]) -> tuple[int, ...]:
+    """Where each line stands: an outside change says it of every line, others of none."""
+    if not items or not isinstance(items[0], dict) or "at" not in items[0]:
+        return ()
+    return tuple(_number(item["at"], 0, MAX_NUMBER) for item in items)  # type: ignore[index]
 
 
 def _key(item: object) -> Key | None:
     """An entry of a record as written (a line of the memory, whatever it holds)."""
     if not isinstance(item, dict):
         return None
-    line = item["line"]
-    return (Scope(item["scope"]), line) if isinstance(line, str) else None
+    line, scope = item.get("line"), item.get("scope")
+    if not isinstance(line, str) or not isinstance(scope, str) or "\n" in line:
+        return None
+    return Scope(scope), line
 
 
 def cleaned(key: Key) -> MemoryEntry:

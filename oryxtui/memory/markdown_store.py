@@ -4,6 +4,7 @@ oryxtui wrote, and anything removed can be brought back)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,13 +32,17 @@ from oryxtui.memory.history import (
     Signature,
     change,
     history_path,
+    replacement,
+    unrecorded,
 )
 from oryxtui.memory.reader import MISSING, MemoryFiles, stat_signature
-from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
+from oryxtui.memory.store import Admit, Change, Corpus, MemoryRead, Section, Watch
 from oryxtui.memory.writer import MemoryWriter, Written
+from oryxtui.notices import notice
 from oryxtui.workspace import Workspace
 
 LARGE_FILE_BYTES = 16 << 20
+log = logging.getLogger(__name__)
 
 
 class MarkdownMemoryStore:
@@ -82,7 +87,13 @@ class MarkdownMemoryStore:
             return file.count_archival()
 
     def append(
-        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+        self,
+        agent: str | None,
+        time: str,
+        content: str,
+        scope: Scope,
+        by: Actor = CLI,
+        op: str = "save",
     ) -> MemoryEntry:
         path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
         entry = entry_from_line(entry_line(time, content), scope)
@@ -90,7 +101,7 @@ class MarkdownMemoryStore:
             written = self.writer.append(path, [entry])
             # Recorded only once it has landed: a refused save leaves no trace to "restore".
             # Still under the lock, so no outside edit can drop it before it is recorded.
-            self._record(path, change("save", by, after=[entry]), written)
+            self._landed(path, change(op, by, after=[entry]), written)
         return entry
 
     # Editable ---------------------------------------------------------------------------------
@@ -104,7 +115,7 @@ class MarkdownMemoryStore:
                 path, lambda text: replaced(parse(text), entry_id, change_)
             )
             if new != old:
-                self._record(path, change(op, by, [old], [new] if new else []), written)
+                self._landed(path, replacement(op, by, old, new), written)
         return old, new
 
     def remove_duplicates(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
@@ -114,7 +125,7 @@ class MarkdownMemoryStore:
                 path, lambda text: without_duplicates(parse(text))
             )
             if removed:
-                self._record(path, change("dedupe", by, removed), written)
+                self._landed(path, change("dedupe", by, removed), written)
         return removed
 
     def bring_back(
@@ -124,8 +135,9 @@ class MarkdownMemoryStore:
         by: Actor = CLI,
         op: str = "restore",
     ) -> list[MemoryEntry]:
-        """Write `entries` again (cleaned, with their times) unless they are there; returns
-        those written."""
+        """Write `entries` (admitted already) unless they are there; returns those written.
+        An import counts (a line twice in the file is there twice); the rest ask only
+        whether the line is in its section."""
         path = self.workspace.memory_file(agent)
         with self.writer.locked(path):
             return self._put_back(path, lambda: list(entries), by, op)
@@ -137,10 +149,11 @@ class MarkdownMemoryStore:
         by: Actor,
         op: str = "restore",
     ) -> list[MemoryEntry]:
-        missing = self._absent(path, wanted())
+        entries = wanted()
+        missing = self._uncounted(path, entries) if op == "import" else self._absent(path, entries)
         if missing:
             written = self.writer.append(path, missing)
-            self._record(path, change(op, by, after=missing), written)
+            self._landed(path, change(op, by, after=missing), written)
         return missing
 
     def _absent(self, path: Path, entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
@@ -163,6 +176,24 @@ class MarkdownMemoryStore:
                 missing.append(entry)
         return missing
 
+    def _uncounted(self, path: Path, entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+        """Those of `entries` beyond the copies of their line the file holds, in either section
+        (so importing an export twice adds nothing, and an entry written twice comes twice)."""
+        if not entries:
+            return []
+        try:
+            with self.files.open(path) as file:
+                there = file.counted({entry.line for entry in entries})
+        except UnicodeDecodeError:
+            return []  # cannot tell what is there; saving is refused anyway
+        missing: list[MemoryEntry] = []
+        for entry in entries:
+            if there[entry.line] > 0:
+                there[entry.line] -= 1
+            else:
+                missing.append(entry)
+        return missing
+
     # History ----------------------------------------------------------------------------------
 
     def _record(self, path: Path, made: Record | None, written: Written | None) -> list[Record]:
@@ -178,6 +209,15 @@ class MarkdownMemoryStore:
             return lines, written.made_on
 
         return self.history.commit(history_path(path), made, written.made_on, written.now, found)
+
+    def _landed(self, path: Path, made: Record, written: Written) -> None:
+        """Record a change that has landed. A history that cannot be written is a notice, never
+        an error: the change is made, and a retry would make it twice."""
+        try:
+            self._record(path, made, written)
+        except Exception as exc:  # whatever it is, the change is on disk
+            log.debug("recording a change to %s failed", path, exc_info=True)
+            notice(unrecorded(path, exc))
 
     def _look(self, path: Path) -> tuple[Lines | None, Signature]:
         """The entry lines of the file and its signature; no lines for a file too big to read
@@ -238,13 +278,14 @@ class MarkdownMemoryStore:
         path = self._path(agent)
         return self._absent(path, self.history.ours(history_path(path)))
 
-    def restore(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
-        """Append the lost entries again, oldest first, once the file is stable and parses."""
+    def restore(self, agent: str | None, admit: Admit, by: Actor = CLI) -> list[MemoryEntry]:
+        """Append the lost entries again (as `admit` lets them in), oldest first, once the
+        file is stable and parses."""
         path = self.workspace.memory_file(agent)
         self.workspace.check_write_target(path)
         self.writer.wait_until_stable(path)
         with self.writer.locked(path):
-            return self._put_back(path, lambda: self.lost(agent), by)
+            return self._put_back(path, lambda: admit(self.lost(agent)), by)
 
     def accept(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Record the lost entries as deliberately removed, so they are never reported again."""

@@ -111,7 +111,13 @@ class Mem0MemoryStore:
         return core, archival[-ARCHIVAL_KEEP:]
 
     def append(
-        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+        self,
+        agent: str | None,
+        time: str,
+        content: str,
+        scope: Scope,
+        by: Actor = CLI,
+        op: str = "save",
     ) -> MemoryEntry:
         """Stored by the server, which keeps no history oryxtui can read (`by` is not kept)."""
         self._request(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -124,6 +124,11 @@ class MemoryFile(Protocol):
         not UTF-8 (then nothing can be said)."""
         ...
 
+    def counted(self, wanted: set[str]) -> Counter[str]:
+        """How often each of the `wanted` lines stands in the two sections; UnicodeDecodeError
+        if the file is not UTF-8."""
+        ...
+
 
 class WholeFile:
     """A file read whole and parsed."""
@@ -175,6 +180,13 @@ class WholeFile:
             Scope.ARCHIVAL: wanted[Scope.ARCHIVAL].intersection(document.archival_lines),
         }
 
+    def counted(self, wanted: set[str]) -> Counter[str]:
+        if self.loaded.undecodable:
+            raise UnicodeDecodeError("utf-8", b"", 0, 1, "undecodable")
+        document = self.loaded.document
+        lines = (*document.core_lines, *document.archival_lines)
+        return Counter(line for line in lines if line in wanted)
+
 
 class ChunkedFile:
     """A big file read in parts: the headings found in its bytes, each section walked in
@@ -218,6 +230,12 @@ class ChunkedFile:
         found: dict[Scope, set[str]] = {scope: set() for scope in Scope}
         for scope, lines in sections.all_lines(self.fd, self.size, errors="strict"):
             found[scope] |= wanted[scope].intersection(lines)
+        return found
+
+    def counted(self, wanted: set[str]) -> Counter[str]:
+        found: Counter[str] = Counter()
+        for _, lines in sections.all_lines(self.fd, self.size, errors="strict"):
+            found.update(line for line in lines if line in wanted)
         return found
 
 

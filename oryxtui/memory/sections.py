@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from oryxtui.memory.format import (
@@ -210,12 +210,14 @@ def _last_entry_end(fd: Source, body: Body) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Insertion:
-    """Where a new entry goes, in bytes: `before`, the entry line and `after` go in at `offset`
-    (one of them is the file's line break, CRLF or LF)."""
+    """Where new entries go, in bytes: `before`, the entry lines (joined by the file's line
+    break `eol`, CRLF or LF) and `after` go in at `offset` (one of `before` and `after` is a
+    line break)."""
 
     offset: int
     before: bytes
     after: bytes
+    eol: bytes = b"\n"
 
 
 def insertion_point(fd: Source, size: int, scope: Scope) -> Insertion | None:
@@ -234,10 +236,10 @@ def insertion_point(fd: Source, size: int, scope: Scope) -> Insertion | None:
     eol = "\r" if tail.removesuffix(b"\n").endswith(b"\r") else ""
     line_break = (eol + "\n").encode()
     if line_end < size:  # the line ends with a line break at `line_end`
-        return Insertion(line_end + 1, b"", line_break)
+        return Insertion(line_end + 1, b"", line_break, line_break)
     # The file's last line, with no line break (perhaps half of one: a CR).
     ends_in_cr = size > 0 and _pread(fd, 1, size - 1) == b"\r"
-    return Insertion(size, b"\n" if ends_in_cr else line_break, b"")
+    return Insertion(size, b"\n" if ends_in_cr else line_break, b"", line_break)
 
 
 def copy_with(fd: Source, size: int, insertion: Insertion, text: bytes) -> Iterator[bytes]:
@@ -259,12 +261,23 @@ def copy_with(fd: Source, size: int, insertion: Insertion, text: bytes) -> Itera
 
 
 def with_entry(text: str, line: str, scope: Scope) -> str:
-    """A whole MEMORY.md's text with `line` put in as the newest entry of `scope`, at the
-    `insertion_point`; a missing header is added first."""
+    """A whole MEMORY.md's text with `line` put in as the newest entry of `scope`."""
+    return with_entries(text, {scope: [line]})
+
+
+def with_entries(text: str, lines: Mapping[Scope, Sequence[str]]) -> str:
+    """A whole MEMORY.md's text with each scope's `lines` put in, in order, as its newest
+    entries, at the `insertion_point` (a missing header is added first): what putting them in
+    one by one gives, in one pass over the text per section."""
     data = text.encode("utf-8")
-    place = insertion_point(data, len(data), scope)
-    if place is None:
-        data = parse(text).with_sections(scope).render().encode("utf-8")
+    for scope, new in lines.items():
+        if not new:
+            continue
         place = insertion_point(data, len(data), scope)
-        assert place is not None, "with_sections adds the header"
-    return b"".join(copy_with(data, len(data), place, line.encode("utf-8"))).decode("utf-8")
+        if place is None:
+            data = parse(data.decode("utf-8")).with_sections(scope).render().encode("utf-8")
+            place = insertion_point(data, len(data), scope)
+            assert place is not None, "with_sections adds the header"
+        block = place.eol.join(line.encode("utf-8") for line in new)
+        data = b"".join(copy_with(data, len(data), place, block))
+    return data.decode("utf-8")

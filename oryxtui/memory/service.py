@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -19,12 +20,12 @@ from oryxtui.config import (
     RecallSettings,
     Settings,
 )
-from oryxtui.errors import ConfigError, MemoryWriteError, UsageError
+from oryxtui.errors import ConfigError, MemoryWriteError, OryxError, UsageError
+from oryxtui.memory.admission import Admission
 from oryxtui.memory.digest import (
     EXTRACTIVE,
     Digest,
     Summariser,
-    digest_rows,
     make_digest,
     pending,
 )
@@ -37,7 +38,6 @@ from oryxtui.memory.format import (
     entry_line,
     injected_window,
     render_context,
-    sanitize_content,
 )
 from oryxtui.memory.history import CLI, Actor, Record, cleaned, current_actor, memory_at
 from oryxtui.memory.markdown_store import MarkdownMemoryStore
@@ -245,28 +245,24 @@ class MemoryService:
             window = self.window(read)
         return render_context(read.core_block.lines, window, read.core_block.gaps)
 
-    def _checked(self, content: str) -> str:
-        """`content` as an entry's text: one clean line, not empty, not too long."""
-        clean = sanitize_content(content)
-        if not clean:
-            raise UsageError("Nothing to save: the content is empty.")
-        if len(clean) > self.max_entry_chars:
-            # One pasted document would fill the injected window and push every other
-            # archival entry out of the prompt.
-            raise UsageError(
-                f"The entry is {len(clean):,} characters, over the limit of "
-                f"{self.max_entry_chars:,} (memory.max_entry_chars); shorten it or save it "
-                "as several entries."
-            )
-        return clean
+    @property
+    def admission(self) -> Admission:
+        """The one way in: what every entry must be before it changes a memory."""
+        return Admission(self.max_entry_chars)
 
     def save(
-        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
+        self,
+        agent: AgentArg,
+        content: str,
+        scope: str | Scope | None = Scope.ARCHIVAL,
+        op: str = "save",
     ) -> MemoryEntry:
+        """One new entry, stamped now (`op` "digest" for a digest oryxtui wrote)."""
         parsed_scope = parse_scope(scope)
-        clean = self._checked(content)
+        clean = self.admission.text(content)
         stamp = self.clock().strftime(TIME_FORMAT)
-        return self.store.append(self.resolve_agent(agent), stamp, clean, parsed_scope, self.by)
+        name = self.resolve_agent(agent)
+        return self.store.append(name, stamp, clean, parsed_scope, self.by, op)
 
     def recall(self, agent: AgentArg, keyword: str, semantic: bool = True) -> Recall:
         """Archival entries for `keyword`: ranked (hybrid), by the store (mem0), or upstream's
@@ -289,7 +285,6 @@ class MemoryService:
         """Recall from each of `agents` (None: the global memory), every hit labelled with its
         agent: ranked recall merges them best first, keyword recall gives them agent by agent.
         An agent whose memory cannot be read is left out (its notice says why)."""
-        from oryxtui.errors import OryxError
         from oryxtui.memory.recall.results import Recall
 
         found: list[Recall] = []
@@ -333,7 +328,7 @@ class MemoryService:
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
         lines = snapshot.archival_lines()
-        digests = digest_rows(lines)
+        digests = sorted(snapshot.digests)
         skip = set(digests)
         ordinary = [line for row, line in enumerate(lines) if row not in skip]
         core = [entry.line for entry in snapshot.core]
@@ -344,14 +339,14 @@ class MemoryService:
             return None
         digest = make_digest(waiting, self.consolidation.max_chars, summarise, method)
         if not dry_run:
-            self.save(name, digest.content, Scope.ARCHIVAL)
+            self.save(name, digest.content, Scope.ARCHIVAL, op="digest")
         return digest
 
     # Steering: edit, move, delete -------------------------------------------------------------
 
     def edit(self, agent: AgentArg, entry_id: str, content: str) -> MemoryEntry:
         """The entry's text replaced (its time and scope kept); returns the entry now."""
-        clean = self._checked(content)
+        clean = self.admission.text(content)
         entry_id = entry_id.strip()
 
         def edited(old: MemoryEntry) -> MemoryEntry:
@@ -372,6 +367,36 @@ class MemoryService:
             return entry_from_line(old.line, target)
 
         new = self._replace(agent, entry_id.strip(), moved, "move")[1]
+        assert new is not None
+        return new
+
+    def change(
+        self,
+        agent: AgentArg,
+        entry_id: str,
+        content: str | None = None,
+        scope: str | Scope | None = None,
+    ) -> MemoryEntry:
+        """The entry's text replaced and/or the entry moved to `scope`, in one write (its time
+        kept); the whole request is checked before anything changes. Returns the entry now."""
+        clean = None if content is None else self.admission.text(content)
+        target = None if scope is None else parse_scope(scope)
+        if clean is None and target is None:
+            raise UsageError("Nothing to change: give the new text, the scope, or both.")
+
+        def changed(old: MemoryEntry) -> MemoryEntry:
+            to = target or old.scope
+            if clean is None and to is old.scope:
+                raise UsageError(f"The entry is already in {to.value}; nothing was changed.")
+            text = old.content if clean is None else clean
+            line = (
+                old.line
+                if clean is None
+                else (entry_line(old.time, text) if old.time else f"- {text}")
+            )
+            return entry_from_line(line, to)
+
+        new = self._replace(agent, entry_id.strip(), changed, "edit")[1]
         assert new is not None
         return new
 
@@ -426,7 +451,9 @@ class MemoryService:
         store = self.store
         if not isinstance(store, Restorable):
             return []
-        return store.restore(self.resolve_agent(agent), self.by)
+        what = "the entries to restore"
+        admit = partial(self.admission.entries, what=what)
+        return store.restore(self.resolve_agent(agent), admit, self.by)
 
     def accept(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Accept an outside removal: the lost entries are forgotten, not restored."""
@@ -493,29 +520,25 @@ class MemoryService:
         present = {entry.line for entry in [*snapshot.core, *snapshot.archival]}
         # A moved entry is still there, in its other section: nothing to bring back.
         entries = [cleaned(key) for key in record.before if key[1] not in present]
-        return store.bring_back(name, entries, self.by) if entries else []
+        admitted = self.admission.entries(entries, f"change #{record.n}")
+        return store.bring_back(name, admitted, self.by) if admitted else []
 
     def import_entries(
-        self, agent: AgentArg, entries: Sequence[MemoryEntry]
+        self, agent: AgentArg, entries: Sequence[MemoryEntry], source: str = "the import"
     ) -> tuple[list[MemoryEntry], int]:
-        """Entries written into the memory with their scopes and times, but for those whose
-        time and text are there already (or twice in `entries`); returns what was written and
-        how many were skipped."""
+        """Entries written into the memory with their scopes and times, in one write, but for
+        as many copies of each as are there already (same time and text, either section);
+        returns what was written and how many were skipped. One entry the admission refuses
+        refuses them all, before anything is written."""
         store = self.store
         if not isinstance(store, Recorded):
             raise UsageError(
                 f"The {self.backend} backend cannot take entries with their times; import into "
                 "a workspace with the markdown or sqlite backend."
             )
+        admitted = self.admission.entries(entries, source)
         name = self.resolve_agent(agent)
-        snapshot = self.snapshot(name)
-        seen = {(e.time, e.content) for e in [*snapshot.core, *snapshot.archival]}
-        fresh = []
-        for entry in entries:
-            if (entry.time, entry.content) not in seen:
-                seen.add((entry.time, entry.content))
-                fresh.append(entry)
-        written = store.bring_back(name, fresh, self.by, "import") if fresh else []
+        written = store.bring_back(name, admitted, self.by, "import") if admitted else []
         return written, len(entries) - len(written)
 
     def history_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
@@ -534,6 +557,7 @@ class MemoryService:
 
     def _snapshot(self, name: str | None, read: MemoryRead) -> MemorySnapshot:
         return MemorySnapshot(
+            digest_lines=self._digest_lines(name),
             agent=name,
             backend=self.backend,
             core=read.core,
@@ -544,6 +568,16 @@ class MemoryService:
             blank_file=read.blank_file,
             partial=read.partial,
         )
+
+    def _digest_lines(self, name: str | None) -> frozenset[str]:
+        """The digests oryxtui wrote into this memory, by its history (none it cannot read)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return frozenset()
+        try:
+            return frozenset(store.changes(name).replay.digests)
+        except OryxError:
+            return frozenset()
 
     def count_archival(self, agent: AgentArg = FROM_CONTEXT) -> int:
         return self.store.count_archival(self.resolve_agent(agent))

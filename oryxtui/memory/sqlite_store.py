@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -29,12 +31,15 @@ from oryxtui.memory.history import (
     Record,
     Signature,
     change,
+    replacement,
+    unrecorded,
 )
 from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
 from oryxtui.memory.writer import Result, file_lock
-from oryxtui.workspace import Workspace
+from oryxtui.notices import notice
+from oryxtui.workspace import GLOBAL_AGENT, Workspace
 
-GLOBAL_AGENT = "__global__"
+log = logging.getLogger(__name__)
 ARCHIVAL_LOAD_ROWS = 100
 HISTORY_FILE = "memory_entries.journal"  # beside where the agent's MEMORY.md would be
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
@@ -101,13 +106,19 @@ class SqliteMemoryStore:
         return [(created, content) for created, content in rows]
 
     def append(
-        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = CLI
+        self,
+        agent: str | None,
+        time: str,
+        content: str,
+        scope: Scope,
+        by: Actor = CLI,
+        op: str = "save",
     ) -> MemoryEntry:
         entry = entry_from_line(entry_line(time, content), scope)
 
         def body(connection: sqlite3.Connection) -> tuple[MemoryEntry, Record]:
             self._insert(connection, agent, time, content, scope)
-            return entry, change("save", by, after=[entry])
+            return entry, change(op, by, after=[entry])
 
         return self._write(agent, body)
 
@@ -134,7 +145,11 @@ class SqliteMemoryStore:
         recorded once the transaction has committed."""
         path = self._history_file(agent)
         with file_lock(self.workspace, path, self.lock_timeout):
-            known = self.history.log(path).signature
+            try:
+                known = self.history.log(path).signature
+                problem: Exception | None = None
+            except Exception as exc:  # the change is made all the same; recorded later
+                known, problem = None, exc
             connection = self.database.connection()
             try:
                 with database.write_transaction(connection):
@@ -147,10 +162,17 @@ class SqliteMemoryStore:
                 raise MemoryWriteError(
                     f"Could not save to {self.workspace.db_path} ({exc}); nothing was written."
                 ) from None
-            if made is not None:
+            if made is None:
+                return result
+            try:
+                if problem is not None:
+                    raise problem
                 self.history.commit(
                     path, made, made_on, now, lambda: (found or self._lines(agent), made_on)
                 )
+            except Exception as exc:  # whatever it is, the change is in the database
+                log.debug("recording a change to %s failed", path, exc_info=True)
+                notice(unrecorded(self.workspace.db_path, exc))
             return result
 
     def _history_file(self, agent: str | None) -> Path:
@@ -222,15 +244,28 @@ class SqliteMemoryStore:
         inserted."""
 
         def body(connection: sqlite3.Connection) -> tuple[list[MemoryEntry], Record | None]:
-            present = {(entry.scope, entry.line) for _, entry in self._entries(agent)}
+            stored = [entry for _, entry in self._entries(agent)]
+            there = Counter(entry.line for entry in stored)  # an import counts copies
+            present = {(entry.scope, entry.line) for entry in stored}
             missing: list[MemoryEntry] = []
+            rows = []
             for entry in entries:
-                if (entry.scope, entry.line) in present:
+                time = entry.time or datetime.now().strftime(TIME_FORMAT)
+                new = entry_from_line(entry_line(time, entry.content), entry.scope)
+                if op == "import":
+                    if there[new.line] > 0:
+                        there[new.line] -= 1
+                        continue
+                elif (entry.scope, entry.line) in present:
                     continue
                 present.add((entry.scope, entry.line))
-                time = entry.time or datetime.now().strftime(TIME_FORMAT)
-                self._insert(connection, agent, time, entry.content, entry.scope)
-                missing.append(entry_from_line(entry_line(time, entry.content), entry.scope))
+                rows.append((agent or GLOBAL_AGENT, _SCOPES[entry.scope], entry.content, time))
+                missing.append(new)
+            connection.executemany(
+                "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                rows,
+            )
             return missing, change(op, by, after=missing) if missing else None
 
         return self._write(agent, body)
@@ -335,7 +370,7 @@ class SqliteMemoryStore:
                         "UPDATE memory_entries SET content = ? WHERE id = ?",
                         (new.content, row_id),
                     )
-                made = change(op, by, [old], [new] if new else []) if new != old else None
+                made = replacement(op, by, old, new) if new != old else None
                 return (old, new), made
             raise StaleEntry(
                 f"No entry {entry_id_} here: it was edited, moved or removed since it was "

@@ -78,6 +78,9 @@ class MemorySnapshot:
     # The file is missing or empty: maybe deleted, maybe an editor mid-save (truncate, then write).
     blank_file: bool = False
     partial: Partial | None = None
+    # The archival lines oryxtui wrote as digests (its history says): only those count, so an
+    # entry that merely looks like one cannot mark others as covered.
+    digest_lines: frozenset[str] = frozenset()
 
     @cached_property
     def core_duplicates(self) -> frozenset[int]:
@@ -93,7 +96,10 @@ class MemorySnapshot:
         """Archival entries that are digests (made once, in the dashboard's worker)."""
         from oryxtui.memory.digest import digest_rows
 
-        return frozenset(digest_rows(self.archival_lines()))
+        if not self.digest_lines:
+            return frozenset()
+        lines = self.archival_lines()
+        return frozenset(row for row in digest_rows(lines) if lines[row] in self.digest_lines)
 
     def digest_covers(self, row: int) -> tuple[int, int] | None:
         """The first and last archival rows the digest at `row` covers (None: it is no digest,
@@ -167,9 +173,16 @@ class LongTermMemoryStore(Protocol):
     ranked: bool  # True: `search` answers most relevant first (a server that ranks)
 
     def append(
-        self, agent: str | None, time: str, content: str, scope: Scope, by: Actor = ...
+        self,
+        agent: str | None,
+        time: str,
+        content: str,
+        scope: Scope,
+        by: Actor = ...,
+        op: str = "save",
     ) -> MemoryEntry:
-        """Store one sanitised entry stamped `time`, saved by `by`."""
+        """Store one sanitised entry stamped `time`, saved by `by` (recorded as `op`: a save,
+        or a digest oryxtui wrote)."""
         ...
 
     def read(
@@ -199,8 +212,9 @@ class Restorable(Protocol):
         """Entries this store wrote that are gone from it (an outside edit)."""
         ...
 
-    def restore(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:
-        """Write the lost entries again, with their times; returns them."""
+    def restore(self, agent: str | None, admit: Admit, by: Actor = ...) -> list[MemoryEntry]:
+        """Write the lost entries again, with their times, as `admit` lets them in (it raises
+        before anything is written if one may not); returns them."""
         ...
 
     def accept(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:
@@ -231,8 +245,9 @@ class Recorded(Protocol):
         by: Actor = ...,
         op: str = "restore",
     ) -> list[MemoryEntry]:
-        """Write `entries` again, with their times, unless they are there; returns those
-        written (recorded as `op`: restore, or import)."""
+        """Write `entries` (admitted by the service) again, with their times, unless they are
+        there; returns those written (recorded as `op`: restore, or import, which counts: an
+        entry there once and given twice is written once more)."""
         ...
 
     def history_problems(self, agent: str | None) -> str | None:
@@ -241,6 +256,8 @@ class Recorded(Protocol):
 
 
 Change = Callable[[MemoryEntry], "MemoryEntry | None"]
+# The entries as they may go into a memory (the service's admission), or an error and none.
+Admit = Callable[[Sequence[MemoryEntry]], list[MemoryEntry]]
 
 
 @runtime_checkable

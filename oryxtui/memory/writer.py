@@ -14,7 +14,7 @@ from typing import NamedTuple, TypeVar
 from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import sections
 from oryxtui.memory.files import exchange, fsync_folder, write_temp
-from oryxtui.memory.format import MemoryEntry
+from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.reader import (
     MISSING,
     ChunkedFile,
@@ -148,9 +148,10 @@ class MemoryWriter:
             time.sleep(self.settle_seconds)
             if stat_signature(path) != loaded.signature:
                 return None
-        text = loaded.text
-        for entry in entries:  # only a restore puts in several at once
-            text = sections.with_entry(text, entry.line, entry.scope)
+        grouped: dict[Scope, list[str]] = {scope: [] for scope in Scope}
+        for entry in entries:  # several at once: a restore, an import
+            grouped[entry.scope].append(entry.line)
+        text = sections.with_entries(loaded.text, grouped)
         temp = write_temp(path, [text.encode("utf-8")], TEMP_PREFIX, TEMP_SUFFIX)
         return loaded.signature, temp, text, loaded.text
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.filter import LineFilter
 
 from oryxtui.agent.sessions import SessionStore, os_user
 from oryxtui.config import Settings
@@ -27,6 +28,7 @@ from oryxtui.tui.messages import (
     WatchStarted,
 )
 from oryxtui.tui.screens.dashboard import DashboardScreen
+from oryxtui.tui.text import Neutralised
 from oryxtui.tui.watcher import watch_workspace
 from oryxtui.workspace import Workspace
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from oryxtui.agent.loop import Agent
 
 REMOTE_POLL_SECONDS = 3.0
+NEUTRALISED = Neutralised()
 
 
 def stylesheet() -> Path:
@@ -85,6 +88,10 @@ class OryxApp(App[None]):
                 sessions = SessionStore(self.workspace.db_path)
                 self._runner = Agent(self.workspace, self.settings, self.service, sessions)
             return self._runner
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then the one that keeps every control out of the terminal."""
+        return [*super().get_line_filters(), NEUTRALISED]
 
     def get_default_screen(self) -> DashboardScreen:
         return self.dashboard

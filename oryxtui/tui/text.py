@@ -1,8 +1,20 @@
-"""Memory text is data: make it safe to draw (every control character shown, none obeyed)."""
+"""Text on the dashboard's screen is data: no control character or escape sequence in it is
+ever obeyed by the terminal.
+
+`Neutralised` is the one place that guarantees it: a Textual line filter, applied to every line
+every widget renders (panes, tables, notifications, titles, modals, the browser mode's frames
+too), after rendering and before anything is written to the terminal. Widgets that lay text out
+in rows use `display_text` so that the visible stand-ins are counted in the layout; the filter
+catches everything else, whatever widget drew it."""
 
 from __future__ import annotations
 
-from oryxtui.terminal import neutralize
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
+from textual.filter import LineFilter
+
+from oryxtui.terminal import UNSAFE, neutralize
 
 
 def display_text(text: str, limit: int | None = None) -> str:
@@ -11,3 +23,28 @@ def display_text(text: str, limit: int | None = None) -> str:
     if limit is not None:
         text = text[: limit * 2 + 64]  # a row never shows more; keeps 1 MB lines cheap to draw
     return neutralize(text).replace("\t", " ").replace("\n", " ")
+
+
+class Neutralised(LineFilter):
+    """Every control character in a rendered line shown as its visible stand-in (`␛`, `␇`,
+    `<U+202E>`), and links that would carry one dropped. A control takes no cell on a
+    terminal, its stand-in one: the line is cut back to the width it was laid out with."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        if not any(UNSAFE.search(text) or _unsafe_link(style) for text, style, _ in segments):
+            return segments
+        width = Segment.get_line_length(segments)
+        safe = [
+            Segment(
+                neutralize(text, keep_lines=False),
+                style.update_link(None) if _unsafe_link(style) else style,  # type: ignore[union-attr]
+                control,
+            )
+            for text, style, control in segments
+        ]
+        return Segment.adjust_line_length(safe, width, pad=False)
+
+
+def _unsafe_link(style: Style | None) -> bool:
+    link = style.link if style is not None else None
+    return link is not None and UNSAFE.search(link) is not None

@@ -67,6 +67,13 @@ class OpenAICompatibleProvider:
             ) from None
         except openai.OpenAIError as exc:
             raise ProviderError(f"The LLM at {self.base_url} failed: {exc}") from None
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+            # What a server sends is untrusted: an answer of another shape is its failure.
+            raise ProviderError(
+                f"The LLM at {self.base_url} sent an answer oryxtui cannot read "
+                f"({type(exc).__name__}); check that llm.base_url is an OpenAI-compatible "
+                "chat-completions endpoint."
+            ) from None
 
     def _streamed(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
         text: list[str] = []
@@ -76,16 +83,16 @@ class OpenAICompatibleProvider:
                 continue
             delta = chunk.choices[0].delta
             if delta.content:
-                text.append(delta.content)
+                text.append(_text(delta.content))
                 yield TextDelta(delta.content)
             for part in delta.tool_calls or ():
-                slot = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                slot = calls.setdefault(int(part.index), {"id": "", "name": "", "arguments": ""})
                 if part.id:
-                    slot["id"] = part.id
+                    slot["id"] = _text(part.id)
                 if part.function and part.function.name:
-                    slot["name"] += part.function.name
+                    slot["name"] += _text(part.function.name)
                 if part.function and part.function.arguments:
-                    slot["arguments"] += part.function.arguments
+                    slot["arguments"] += _text(part.function.arguments)
         yield ModelTurn(
             "".join(text),
             tuple(
@@ -97,13 +104,21 @@ class OpenAICompatibleProvider:
     def _whole(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
         response = self.client.chat.completions.create(**request)
         message = response.choices[0].message
-        if message.content:
-            yield TextDelta(message.content)
-        yield ModelTurn(
-            message.content or "",
-            tuple(
-                ToolCall(call.id, call.function.name, call.function.arguments or "")
-                for call in message.tool_calls or ()
-                if getattr(call, "function", None) is not None
-            ),
+        content = _text(message.content or "")
+        calls = tuple(
+            ToolCall(
+                _text(call.id), _text(call.function.name), _text(call.function.arguments or "")
+            )
+            for call in message.tool_calls or ()
+            if getattr(call, "function", None) is not None
         )
+        if content:
+            yield TextDelta(content)
+        yield ModelTurn(content, calls)
+
+
+def _text(value: object) -> str:
+    """A field of the server's answer that must be text (the SDK does not check its shape)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value

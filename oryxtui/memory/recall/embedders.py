@@ -35,6 +35,19 @@ class Embedder(Protocol):
         ...
 
 
+def usable(vectors: Sequence[np.ndarray], where: str) -> list[np.ndarray]:
+    """The embedder's answer as vectors to store: one-dimensional, of one size, finite; else
+    EmbedderError naming `where` (a NaN stored would silently end recall by meaning)."""
+    sizes = {vector.shape for vector in vectors}
+    if len(sizes) > 1 or any(len(shape) != 1 or not shape[0] for shape in sizes):
+        raise EmbedderError(
+            f"{where} answered vectors of different sizes, or empty ones; check the model."
+        )
+    if not all(np.isfinite(vector).all() for vector in vectors):
+        raise EmbedderError(f"{where} answered numbers that are not finite (NaN or infinity).")
+    return list(vectors)
+
+
 MOCK_MODEL_ID = "mock/deterministic"
 MOCK_DIMENSIONS = 64
 
@@ -118,14 +131,26 @@ class OpenAIEmbedder:
             ) from None
         except openai.OpenAIError as exc:
             raise EmbedderError(f"The embedding endpoint {self.base_url} failed ({exc}).") from None
-        data = sorted(answer.data, key=lambda item: item.index)
-        vectors = [np.asarray(item.embedding, dtype=np.float32) for item in data]
-        if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1 or not len(vectors[0]):
+        except ValueError:  # a body that is not JSON
             raise EmbedderError(
-                f"The embedding endpoint {self.base_url} answered {len(vectors)} vectors for "
-                f"{len(texts)} texts, or vectors of different sizes; check embedding.model."
+                f"The embedding endpoint {self.base_url} did not answer JSON; check "
+                "embedding.base_url."
+            ) from None
+        where = f"The embedding endpoint {self.base_url}"
+        try:  # what a server answers is untrusted: any shape but a list of vectors is refused
+            data = sorted(answer.data, key=lambda item: int(item.index))
+            vectors = [np.asarray(item.embedding, dtype=np.float32) for item in data]
+        except (TypeError, ValueError, AttributeError, OverflowError):
+            raise EmbedderError(
+                f"{where} did not answer with embeddings; check embedding.base_url and "
+                "embedding.model."
+            ) from None
+        if len(vectors) != len(texts):
+            raise EmbedderError(
+                f"{where} answered {len(vectors)} vectors for {len(texts)} texts; check "
+                "embedding.model."
             )
-        return vectors
+        return usable(vectors, where)
 
 
 def create_embedder(

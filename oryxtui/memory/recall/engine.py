@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from oryxtui import notices
 from oryxtui.database import Database
 from oryxtui.errors import DatabaseError
 from oryxtui.memory.format import TIME_FORMAT, RecallIndex
-from oryxtui.memory.recall.embedders import Embedder, EmbedderError
+from oryxtui.memory.recall.embedders import Embedder, EmbedderError, usable
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.results import (
@@ -144,6 +145,7 @@ class RecallEngine:
         self._lock = threading.Lock()
         self._down_until = 0.0
         self.problem: str | None = None
+        self.dim: int | None = None  # how many numbers the embedder's vectors hold
 
     # Recall ------------------------------------------------------------------------------------
 
@@ -208,12 +210,7 @@ class RecallEngine:
         with matrix.lock:
             rows = prepared.rows(matrix)
             have = np.flatnonzero(rows >= 0)
-            if matrix.dim is not None and len(vector) != matrix.dim and len(have):
-                raise EmbedderError(
-                    f"The embedder now gives {len(vector)} numbers per vector, the index holds "
-                    f"{matrix.dim}; run `oryxtui memory index --rebuild`."
-                )
-            if not len(have):  # nothing indexed yet (the indexer may be at it)
+            if not len(have) or matrix.dim != len(vector):  # nothing indexed yet
                 return Route("semantic", self.settings.weight.semantic, have, np.zeros(0))
             data, norms = matrix.matrix, matrix.norms
             if data.size <= EXACT_CELLS:
@@ -250,7 +247,15 @@ class RecallEngine:
         if self.clock() < self._down_until and self.problem:
             raise EmbedderError(self.problem)
         try:
-            vectors = self.embedder.embed(texts)
+            vectors = usable(self.embedder.embed(texts), "The embedder")
+            if len(vectors) != len(texts):
+                raise EmbedderError(
+                    f"The embedder answered {len(vectors)} vectors for {len(texts)} texts."
+                )
+            if self.dim != len(vectors[0]):  # another model: the index follows it
+                with self._lock:
+                    self._queries.clear()
+                self.dim = len(vectors[0])
         except EmbedderError as exc:
             self.problem = str(exc)
             self._down_until = self.clock() + self.retry_after
@@ -311,7 +316,8 @@ class RecallEngine:
         with self._lock:
             matrix = self._matrices.setdefault(key, VectorMatrix())
         with matrix.lock:
-            matrix.refresh(self.table, key, self.embedder.model_id)
+            skipped = matrix.refresh(self.table, key, self.embedder.model_id, self.dim)
+        notices.skipped(skipped, "memory_vectors", f"the index of {key}")
         return matrix
 
     def status(self, agent: str | None) -> IndexStatus | None:
@@ -406,7 +412,7 @@ class RecallEngine:
                     ],
                 )
                 with matrix.lock:
-                    matrix.refresh(self.table, key, self.embedder.model_id)
+                    matrix.refresh(self.table, key, self.embedder.model_id, self.dim)
                 done += len(part)
                 if progress is not None:
                     progress(done, len(missing))

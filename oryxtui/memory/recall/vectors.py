@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from oryxtui import database
-
-GLOBAL_AGENT = "__global__"
+from oryxtui.workspace import GLOBAL_AGENT
 
 
 def agent_key(agent: str | None) -> str:
@@ -37,8 +36,15 @@ def encode(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-def decode(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+def decode(blob: object, dim: int | None = None) -> np.ndarray | None:
+    """A stored vector, or None when the value is not one (`dim` numbers, when given): a row
+    of another program, or of another model of the same name, is read as untrusted."""
+    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+        return None
+    if dim is not None and len(blob) != 4 * dim:
+        return None
+    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    return vector if np.isfinite(vector).all() else None
 
 
 @dataclass(frozen=True)
@@ -143,24 +149,45 @@ class VectorMatrix:
     def norms(self) -> np.ndarray:
         return self._norms[: self._size]
 
-    def refresh(self, table: VectorTable, agent: str, model: str) -> None:
-        """Take in the rows written since the last refresh, by anyone."""
+    def refresh(self, table: VectorTable, agent: str, model: str, dim: int | None = None) -> int:
+        """Take in the rows written since the last refresh, by anyone: vectors of `dim` numbers
+        (the embedder's size; None: whatever the first row holds). Returns how many rows were
+        skipped as no such vector: their entries count as not indexed, so they are embedded
+        again and the row is replaced. A new `dim` (the model changed) starts over."""
+        if dim is not None and self.dim is not None and dim != self.dim:
+            self.reset(dim)
+            self.last_id = 0
         coming = table.count_after(agent, self.last_id)
         if not coming:
-            return
+            return 0
         expected = self._size + coming  # room for them all at once, not grown row by row
+        skipped = 0
         for rows in table.rows_after(agent, model, self.last_id):
-            self.last_id = max(self.last_id, int(rows[-1][0]))  # type: ignore[call-overload]
-            sizes = {len(blob) for _, _, blob in rows}  # type: ignore[arg-type]
-            if len(sizes) == 1:  # the usual case: decode the chunk at once
-                blob_size = sizes.pop()
-                data = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype="<f4")  # type: ignore[misc]
-                vectors = data.reshape(len(rows), blob_size // 4)
-                self.add_many([str(h) for _, h, _ in rows], vectors, expected)
-            else:
-                for _, hash_, blob in rows:
-                    vector = decode(blob)  # type: ignore[arg-type]
-                    self.add_many([str(hash_)], vector.reshape(1, len(vector)), expected)
+            self.last_id = max(self.last_id, *(int(row[0]) for row in rows))  # type: ignore[call-overload]
+            blobs = [blob for _, _, blob in rows]
+            dim = self.dim or dim
+            if dim is None:  # the first vector read sets the size
+                dim = next((len(b) // 4 for b in blobs if decode(b) is not None), None)  # type: ignore[arg-type]
+            whole = (
+                dim is not None
+                and all(isinstance(b, bytes) and len(b) == 4 * dim for b in blobs)
+                and all(isinstance(h, str) for _, h, _ in rows)
+            )
+            if whole:  # the usual case: decode the chunk at once
+                data = np.frombuffer(b"".join(blobs), dtype="<f4")  # type: ignore[arg-type]
+                vectors = data.reshape(len(rows), dim)  # type: ignore[arg-type]
+                finite = np.isfinite(vectors).all(axis=1)
+                skipped += int((~finite).sum())
+                hashes = [str(h) for (_, h, _), ok in zip(rows, finite, strict=True) if ok]
+                self.add_many(hashes, vectors[finite], expected)
+                continue
+            for _, hash_, blob in rows:
+                vector = decode(blob, dim)
+                if vector is None or not isinstance(hash_, str):
+                    skipped += 1
+                    continue
+                self.add_many([hash_], vector.reshape(1, len(vector)), expected)
+        return skipped
 
     def add(self, vectors: Iterable[tuple[str, np.ndarray]]) -> None:
         for hash_, vector in vectors:
@@ -175,7 +202,7 @@ class VectorMatrix:
         if self.dim is None:
             self.dim = dim
         elif dim != self.dim:
-            self.reset(dim)  # the model now answers another size: start over
+            return  # not of this index (`refresh` counts them): `rebuild` starts another
         rows = np.empty(len(hashes), dtype=np.int64)
         fresh = self._size
         for index, hash_ in enumerate(hashes):

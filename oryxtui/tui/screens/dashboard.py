@@ -490,7 +490,7 @@ class DashboardScreen(Screen[None]):
             f"Write a digest of the {count} entr{'y' if count == 1 else 'ies'} outside the window?"
         )
         detail = f"{digest.content}\n\nThe covered entries stay in the memory, and stay recallable."
-        write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL)
+        write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL, "digest")
         self.app.push_screen(
             ConfirmScreen(title, detail, write), partial(self._changed, agent, "Digest written")
         )

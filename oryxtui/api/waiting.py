@@ -1,0 +1,43 @@
+"""Requests that may wait on an agent's lock (saves, edits, deletes, the history's look), kept
+from starving everything else: each runs in a thread pool of its own, and at most a few wait
+for one agent at a time; more are refused at once with one sentence (503), so a burst of saves
+to one agent never holds up the answers about the others."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+import anyio.to_thread
+from anyio import CapacityLimiter
+
+from oryxtui.errors import ServiceUnavailable
+
+PER_AGENT = 8  # requests waiting on one agent's memory at once
+THREADS = 16  # threads for all of them (the other requests keep the default pool)
+Result = TypeVar("Result")
+
+
+class AgentQueue:
+    def __init__(self, per_agent: int = PER_AGENT, threads: int = THREADS) -> None:
+        self.per_agent = per_agent
+        self._waiting: Counter[str] = Counter()  # touched on the event loop only
+        self._threads = CapacityLimiter(threads)
+
+    async def run(self, agent: str, work: Callable[..., Result], *args: object) -> Result:
+        """`work(*args)` in a thread of the pool, unless `per_agent` requests for this agent
+        are in flight already (then ServiceUnavailable, before anything is done)."""
+        if self._waiting[agent] >= self.per_agent:
+            raise ServiceUnavailable(
+                f"{self.per_agent} requests are already waiting to change agent {agent}'s "
+                "memory; nothing was done — try again in a moment."
+            )
+        self._waiting[agent] += 1
+        try:
+            return await anyio.to_thread.run_sync(partial(work, *args), limiter=self._threads)
+        finally:
+            self._waiting[agent] -= 1
+            if not self._waiting[agent]:
+                del self._waiting[agent]
