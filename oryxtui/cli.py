@@ -409,7 +409,10 @@ def cmd_memory_index(args: argparse.Namespace) -> int:
     agents = [None, *workspace.list_agents()] if args.all else [_checked_agent(args, workspace)]
     reports = []
     failed = False
+    episodes = _episode_store(workspace, settings) if args.rebuild else None
     for agent in agents:
+        if episodes is not None:  # past conversations' vectors: made again as they are searched
+            episodes.drop_vectors(agent)
         status = _index_one(service, agent, args)
         reports.append({"agent": agent, "rebuilt": args.rebuild, **status.to_json()})
         failed = failed or bool(status.problem)
@@ -600,10 +603,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
+    workspace, settings = _open(args)
+    return _episode_store(workspace, settings), workspace
+
+
+def _episode_store(workspace: Workspace, settings: Settings) -> EpisodeStore:
     from oryxtui.agent.episodes import episode_store
 
-    workspace, settings = _open(args)
-    return episode_store(workspace.db_path, settings), workspace
+    return episode_store(workspace.db_path, settings)
 
 
 def cmd_sessions_list(args: argparse.Namespace) -> int:

@@ -222,7 +222,13 @@ def test_openapi_documents_every_body(client: httpx.Client) -> None:
             for status in ("200", "404", "409"):
                 body = operation["responses"][status]["content"]["application/json"]["schema"]
                 name = body["$ref"].rsplit("/", 1)[1]
-                assert set(schemas[name]["properties"]) == {"code", "message", "data", "timestamp"}
+                assert set(schemas[name]["properties"]) == {
+                    "code",
+                    "message",
+                    "data",
+                    "timestamp",
+                    "warnings",
+                }
             if method == "post":
                 schema = operation["requestBody"]["content"]["application/json"]["schema"]
                 assert set(schema["properties"]) == {"content", "scope"}, path

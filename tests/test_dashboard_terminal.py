@@ -133,6 +133,8 @@ def test_no_stored_text_reaches_the_terminal_live(terminal: Terminal, tmp_path: 
         terminal.wait(lambda: "Save" in screen().splitlines()[-1], "the panes")
         terminal.keys("h")
         terminal.wait(lambda: "History of agent ops" in screen(), "the history view")
+        # Two records with one number do not blank it: the readable one is listed.
+        terminal.wait(lambda: "changed outside oryxtui" in screen(), "a change in the list")
         terminal.keys("Down")
         terminal.keys("Escape")
         terminal.wait(lambda: "Save" in screen().splitlines()[-1], "the panes")

@@ -264,6 +264,15 @@ def test_episode_search_follows_an_embedder_that_changed_size(workspace: Workspa
         with sqlite3.connect(workspace.db_path) as connection:
             (blob,) = connection.execute("SELECT embedding FROM episode_vectors").fetchone()
         assert len(blob) == 20 * 4
+        # `memory index --rebuild` drops them too; the next search makes them again.
+        embedding_config(workspace, server.base_url)
+        rebuilt = cli(
+            "memory", "index", "--root", str(workspace.root), "--agent", "ops", "--rebuild"
+        )
+        assert rebuilt.code == 0, rebuilt.stderr
+        with sqlite3.connect(workspace.db_path) as connection:
+            assert connection.execute("SELECT count(*) FROM episode_vectors").fetchone() == (0,)
+        assert episode_store(workspace.db_path, settings).search("ops", "deploy runbook")
 
 
 # Models ---------------------------------------------------------------------------------------
@@ -322,3 +331,28 @@ def test_a_huge_turn_makes_a_small_tool_result(workspace: Workspace) -> None:
     assert turns and all(len(turn["user"]) <= 601 for turn in turns)
     stored = SessionStore(workspace.db_path).load("cli:me:ops", "ops", "cli", "me")
     assert len(stored.messages_json()) < 100_000  # the session does not grow by megabytes
+
+
+async def test_the_dashboard_says_what_it_skipped(workspace: Workspace) -> None:
+    from tests.dashboard_support import make_app, wait_for
+
+    make_agent(workspace, "ops")
+    session_row(workspace, "web:u:ops", [*GOOD_TURN, {"role": "assistant", "toolCalls": ["x"]}])
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("S")
+        notes = lambda: [n.message for n in app._notifications]  # noqa: E731
+        await wait_for(pilot, lambda: any("could not be read" in m for m in notes()))
+        assert sum("could not be read" in m for m in notes()) == 1  # said once
+
+
+def test_the_api_says_what_went_wrong_beside_a_save(workspace: Workspace) -> None:
+    folder = make_agent(workspace, "ops")
+    os.symlink(workspace.root / "elsewhere", folder / "MEMORY.md.journal")
+    (workspace.root / "elsewhere").write_text("")
+    with RunningApi(workspace) as client:
+        saved = client.post("/api/v1/agents/ops/memory", json={"content": "kept"})
+    assert saved.status_code == 200 and saved.json()["code"] == 0
+    (warning,) = saved.json()["warnings"]
+    assert "history could not be recorded" in warning and "/tmp/" not in warning
+    assert "] kept" in (folder / "MEMORY.md").read_text()

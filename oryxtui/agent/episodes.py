@@ -178,6 +178,21 @@ class EpisodeStore:
             self._seen[session_id] = active
         return added
 
+    def drop_vectors(self, agent: str | None) -> int:
+        """Forget the vectors of the agent's episodes (a rebuild: each is made again when a
+        search next needs it); returns how many were dropped."""
+        connection = self.database.connection()
+        with self.database.errors(), database.write_transaction(connection):
+            dropped = connection.execute(
+                "DELETE FROM episode_vectors WHERE episode_id IN"
+                " (SELECT id FROM episodes WHERE agent_name = ?)",
+                (agent or GLOBAL_PROFILE,),
+            ).rowcount
+        with self._lock:
+            for key in [k for k in self._vectors if k[0] == (agent or GLOBAL_PROFILE)]:
+                del self._vectors[key]
+        return dropped
+
     # Reading ----------------------------------------------------------------------------------
 
     def sessions(self, agent: str | None, every_agent: bool = False) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from oryxtui.errors import (
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
+from oryxtui.notices import collected, collecting
 from oryxtui.workspace import Workspace
 
 MAX_BODY_BYTES = 32 * 1024
@@ -96,8 +97,15 @@ def create_api(
     api.state.scrub = scrub
 
     def failure(status: int, message: str) -> JSONResponse:
-        body = envelope(None, status, scrub(message)).model_dump()
+        answer = envelope(None, status, scrub(message), warnings=collected())
+        body = answer.model_dump(exclude_unset=True)
         return JSONResponse(body, status_code=status)
+
+    @api.middleware("http")
+    async def gather_notices(request: Request, call_next):
+        # What went wrong beside a result, for `answer` to add to the envelope as warnings.
+        with collecting(scrub):
+            return await call_next(request)
 
     @api.middleware("http")
     async def require_token(request: Request, call_next):

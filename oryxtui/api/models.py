@@ -21,10 +21,22 @@ class Envelope(BaseModel, Generic[Data]):
     message: str = "success"
     data: Data | None = None
     timestamp: int = Field(description="milliseconds since the epoch")
+    warnings: list[str] | None = Field(
+        None,
+        description="what went wrong beside a result that stands (e.g. a save that landed but "
+        "could not be recorded in the history); only when there is something to say",
+    )
 
 
-def envelope(data: Any = None, code: int = 0, message: str = "success") -> Envelope[Any]:
-    return Envelope[Any](data=data, code=code, message=message, timestamp=int(time.time() * 1000))
+def envelope(
+    data: Any = None, code: int = 0, message: str = "success", warnings: list[str] | None = None
+) -> Envelope[Any]:
+    stamp = int(time.time() * 1000)
+    if warnings:
+        return Envelope[Any](
+            data=data, code=code, message=message, timestamp=stamp, warnings=warnings
+        )
+    return Envelope[Any](data=data, code=code, message=message, timestamp=stamp)
 
 
 class SaveBody(BaseModel):

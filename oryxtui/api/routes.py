@@ -31,6 +31,7 @@ from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.notices import collected
 from oryxtui.workspace import Workspace
 
 
@@ -231,5 +232,5 @@ def answer(data: Any) -> Response:
     """`data` in the envelope, serialised by pydantic in one pass. (Returned as a model, FastAPI
     would validate it again first: a 100,000-entry answer three times slower. The route's
     `response_model` documents it.)"""
-    body = envelope(data).model_dump_json(exclude_unset=True)
+    body = envelope(data, warnings=collected()).model_dump_json(exclude_unset=True)
     return Response(body, media_type="application/json")

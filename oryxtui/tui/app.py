@@ -3,13 +3,14 @@ is on screen is the DashboardScreen's."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
@@ -19,16 +20,18 @@ from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.memory.store import Watch
+from oryxtui.notices import NOTICES
 from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
     AgentsChanged,
     IndexChanged,
     MemoryChanged,
+    Noticed,
     StoreChanged,
     WatchStarted,
 )
 from oryxtui.tui.screens.dashboard import DashboardScreen
-from oryxtui.tui.text import Neutralised
+from oryxtui.tui.text import Neutralised, display_text
 from oryxtui.tui.watcher import watch_workspace
 from oryxtui.workspace import Workspace
 
@@ -46,6 +49,17 @@ def stylesheet() -> Path:
         if candidate.exists():
             return candidate
     raise FileNotFoundError("oryxtui's styles/app.tcss is missing from the installation")
+
+
+class ToApp(logging.Handler):
+    """Posts each notice logged (from any thread) to the app."""
+
+    def __init__(self, app: OryxApp) -> None:
+        super().__init__(logging.WARNING)
+        self.app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.app.post_message(Noticed(record.getMessage()))
 
 
 class OryxApp(App[None]):
@@ -77,6 +91,8 @@ class OryxApp(App[None]):
         )
         self.watch_files = watch
         self._index_stopped = threading.Event()
+        self._notices = ToApp(self)
+        self._said: set[str] = set()
 
     def agent_loop(self) -> Agent:
         """The loop the chat and the prompt preview run, made on first use (from their workers:
@@ -97,6 +113,8 @@ class OryxApp(App[None]):
         return self.dashboard
 
     def on_mount(self) -> None:
+        # Workers' notices (a save that landed unrecorded, records skipped) as notifications.
+        logging.getLogger(NOTICES).addHandler(self._notices)
         if self.settings.tui.keymap:
             self.set_keymap(self.settings.tui.keymap)
         if self.watch_files:
@@ -124,6 +142,13 @@ class OryxApp(App[None]):
 
     def on_unmount(self) -> None:
         self._index_stopped.set()
+        logging.getLogger(NOTICES).removeHandler(self._notices)
+
+    @on(Noticed)
+    def _noticed(self, event: Noticed) -> None:
+        if event.text not in self._said:  # a notice repeated by every reload is said once
+            self._said.add(event.text)
+            self.notify(display_text(event.text), title="Warning", severity="warning", markup=False)
 
     def _poll(self) -> None:
         self.dashboard.post_message(StoreChanged(everyone=False))

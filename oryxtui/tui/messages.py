@@ -88,3 +88,10 @@ class IndexChanged(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, IndexChanged) and message.agent == self.agent
+
+
+@dataclass
+class Noticed(Message):
+    """Something went wrong beside a result that stands (a worker's notice): said once."""
+
+    text: str

@@ -8,6 +8,8 @@ the resulting MEMORY.md (temp file + fsync + replace).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 import tempfile
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench_memory import _bare_atomic_write
-from timing import summarize
+from timing import summarize, time_calls
 
 from oryxtui.cli import main
 from oryxtui.config import Settings
@@ -42,8 +44,9 @@ def _export(entries: int) -> str:
     )
 
 
-def _import(root: Path, dump: Path, backend: str) -> tuple[float, list[float]]:
-    """Seconds the import took, and the waits (ms) of saves by another thread meanwhile."""
+def _import(root: Path, dump: Path, backend: str) -> tuple[float, list[float], list[float]]:
+    """Seconds the import took, how long (ms) each save by another thread took meanwhile, and
+    how long the same save takes after the import (the baseline for those)."""
     workspace = init_workspace(root)
     (workspace.root / "config.toml").write_text(f'[memory]\nbackend = "{backend}"\n')
     workspace.create_agent("ops")
@@ -62,12 +65,17 @@ def _import(root: Path, dump: Path, backend: str) -> tuple[float, list[float]]:
     thread = threading.Thread(target=writer)
     thread.start()
     started = time.perf_counter()
-    code = main(["memory", "import", str(dump), "--root", str(root), "--agent", "ops"])
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["memory", "import", str(dump), "--root", str(root), "--agent", "ops"])
     took = time.perf_counter() - started
     done.set()
     thread.join()
     assert code == 0
-    return took, waits
+    after = [
+        time_calls(lambda: other.save("ops", "a save after the import", "archival"), 1)["median_ms"]
+        for _ in range(10)
+    ]
+    return took, waits, after
 
 
 def run() -> dict[str, object]:
@@ -84,14 +92,18 @@ def run() -> dict[str, object]:
             reads.append(time.perf_counter() - started)
         report["baseline_read_and_check_s"] = round(sorted(reads)[len(reads) // 2], 3)
         for backend in ("markdown", "sqlite"):
-            times, waits = [], []
+            times: list[float] = []
+            waits: list[float] = []
+            alone: list[float] = []
             for round_ in range(ROUNDS):
-                took, waited = _import(base / f"{backend}{round_}", dump, backend)
+                took, waited, after = _import(base / f"{backend}{round_}", dump, backend)
                 times.append(took)
                 waits += waited
+                alone += after
             report[backend] = {
                 "import_s_median": round(sorted(times)[len(times) // 2], 3),
-                "other_writer_wait": summarize(waits) if waits else None,
+                "another_save_during_the_import": summarize(waits) if waits else None,
+                "baseline_the_same_save_after_it": summarize(alone),
             }
         memory = (base / "markdown0" / ".oryxos" / "agents" / "ops" / "MEMORY.md").read_bytes()
         bare = []

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 import bench_cli
 import bench_dashboard
+import bench_import
 import bench_memory
 import bench_prompt
 import bench_recall
@@ -32,6 +33,7 @@ def collect() -> dict[str, object]:
         "scale": bench_scale.run(),
         "cli": bench_cli.run(),
         "recall": bench_recall.run(),
+        "import": bench_import.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
@@ -112,6 +114,26 @@ def _recall_rows(recall: dict, ms: Callable[[dict], str]) -> list[tuple[str, str
             ),
         ]
     return rows
+
+
+def _import_rows(imported: dict, ms: Callable[[dict], str]) -> list[tuple[str, str, str, str]]:
+    files, table = imported["markdown"], imported["sqlite"]
+    during, after = files["another_save_during_the_import"], table["another_save_during_the_import"]
+    return [
+        (
+            f"`memory import` of {imported['entries']:,} entries (one write)",
+            f"{files['import_s_median']:.2f} s (sqlite {table['import_s_median']:.2f} s)",
+            f"reading and checking the export alone {imported['baseline_read_and_check_s']:.2f} s",
+            "seconds",
+        ),
+        (
+            "… a save by another writer during that import",
+            f"{ms(during)} median, {during['max_ms']:,.0f} ms worst "
+            f"(sqlite {after['median_ms']:.0f} / {after['max_ms']:,.0f} ms)",
+            f"the same save after the import {ms(files['baseline_the_same_save_after_it'])}",
+            "the lock held only for the write",
+        ),
+    ]
 
 
 def markdown(report: dict) -> str:
@@ -229,6 +251,7 @@ def markdown(report: dict) -> str:
             "",
         ),
         *_recall_rows(report["recall"], ms),
+        *_import_rows(report["import"], ms),
         (
             "1M entries: `oryxtui memory save` (whole command)",
             ms(big["cli_save"]),
