@@ -18,6 +18,7 @@ from oryxtui import __version__
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.hosts import listening_socket, port
 from oryxtui.notices import collecting
+from oryxtui.phrases import entries
 from oryxtui.terminal import is_terminal, json_text, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
@@ -277,14 +278,14 @@ def cmd_memory_import(args: argparse.Namespace) -> int:
         )
     service = _service(workspace, settings)
     # Every entry is admitted before anything is written; an agent is made only for memory.
-    holding = {a for a, entries in grouped.items() if service.admission.entries(entries, source)}
+    holding = {a for a, given in grouped.items() if service.admission.entries(given, source)}
     for agent in unknown:
         if agent in holding:
             workspace.create_agent(agent)
-    grouped = {agent: entries for agent, entries in grouped.items() if agent in holding}
+    grouped = {agent: given for agent, given in grouped.items() if agent in holding}
     report = {}
-    for agent, entries in grouped.items():
-        written, skipped = service.import_entries(agent, entries, source)
+    for agent, given in grouped.items():
+        written, skipped = service.import_entries(agent, given, source)
         report[agent] = (len(written), skipped)
     if args.json:
         _print_json(
@@ -333,11 +334,19 @@ def cmd_memory_consolidate(args: argparse.Namespace) -> int:
             "window is covered by a digest already.\n"
         )
         return EXIT_OK
-    count = len(digest.covers)
+    new, before = len(digest.covers), digest.uncovered_before
+    pushed = max(0, new - before)
+    _print(
+        f"{entries(before)} outside the injected window of {where} "
+        f"{'is' if before == 1 else 'are'} not covered by a digest"
+        + (f"; writing one pushes {entries(pushed)} more out" if pushed else "")
+        + ".\n"
+    )
     verb = "Would write" if args.dry_run else "Wrote"
     _print(
-        f"{verb} a digest of {count} entr{'y' if count == 1 else 'ies'} to {where}"
-        f" ({digest.method}); they stay in the memory:\n{digest.content}\n"
+        f"{verb} a digest of {entries(new)} ({digest.method}; with the digests before it, "
+        f"{entries(digest.count)} from the first), after which every entry outside the window "
+        f"is covered; they stay in the memory:\n{digest.content}\n"
     )
     if args.dry_run:
         _print("It covers:\n" + "".join(f"  {e.line}\n" for e in digest.covers))

@@ -13,7 +13,7 @@ from oryxtui.agent.loop import Agent
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.digest import DIGEST, covered_count, extractive_summary, is_digest
+from oryxtui.memory.digest import DIGEST, extractive_summary, is_digest
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line, parse
 from oryxtui.workspace import Workspace
 from tests import upstream_reference as upstream
@@ -60,19 +60,25 @@ def test_a_digest_covers_exactly_what_left_the_window_and_deletes_nothing(
     assert len(outside) >= 20
     preview = service.consolidate("ops", dry_run=True)
     assert preview is not None and service.snapshot("ops").archival == before.archival
+    assert preview.uncovered_before == len(outside)
     digest = service.consolidate("ops")
     assert digest is not None and digest.content == preview.content
-    assert list(digest.covers) == list(outside)  # the exact range, oldest first
     after = service.snapshot("ops")
+    # With the digest in place the window holds less: it covers what that pushes out too,
+    # so every archival entry outside the window is covered — and nothing more.
+    now_outside = [e for e in after.archival[: after.window_start] if not is_digest(e)]
+    assert list(digest.covers) == now_outside and list(digest.covers[: len(outside)]) == outside
+    assert service.uncovered("ops") == 0 and after.window_start < len(after.archival)
     assert list(after.archival[:-1]) == list(before.archival)  # nothing deleted or moved
     newest = after.archival[-1]
     assert is_digest(newest) and newest.time == "2026-07-22 09:30:00"
     match = DIGEST.match(newest.content)
-    assert match is not None and int(match[3]) == len(outside)
-    assert match[1] == (outside[0].time or "")[:16] and match[2] == (outside[-1].time or "")[:16]
+    assert match is not None and int(match[3]) == len(digest.covers)
+    covers = digest.covers
+    assert match[1] == (covers[0].time or "")[:16] and match[2] == (covers[-1].time or "")[:16]
     assert len(newest.content) <= 1000 and list(after.core) == list(before.core)
     assert service.consolidate("ops") is None  # twice: one digest
-    assert covered_count([e for e in after.archival if is_digest(e)]) == len(outside)
+    assert after.coverage.count == len(digest.covers)
     # The covered entries stay recallable.
     assert service.recall("ops", outside[0].content.split()[1]).hits
 
@@ -88,6 +94,12 @@ def test_the_next_digest_starts_where_the_last_stopped(workspace: Workspace) -> 
     assert second.covers[0] == service.snapshot("ops").archival[len(first.covers)]
     assert not set(e.line for e in first.covers) & set(e.line for e in second.covers)
     assert not any(is_digest(e) for e in second.covers)
+    # Each digest covers from the first entry: the newest carries the gist of all of them,
+    # so the first may leave the window in its turn.
+    assert second.count == len(first.covers) + len(second.covers)
+    assert f"({second.count} entries, extractive)" in second.content
+    snapshot = service.snapshot("ops")
+    assert service.uncovered("ops") == 0 and snapshot.coverage.count == second.count
 
 
 def test_upstream_reads_a_digest_as_an_ordinary_archival_entry(workspace: Workspace) -> None:
@@ -193,3 +205,51 @@ def test_an_entry_that_only_looks_like_a_digest_covers_nothing(workspace: Worksp
     digest = service.consolidate("ops")
     assert digest is not None and digest.covers  # consolidation still works for this agent
     assert service.snapshot("ops").digests  # and the one oryxtui wrote counts
+
+
+def test_the_same_entries_give_the_same_digest_in_every_process(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    # A hundred entries that score the same (words seen 1, 2, 3 and 4 times), more than fit:
+    # which are chosen must not depend on the order a set gives their words in.
+    texts = [f"solo{k} twin{k} trio{k} quad{k}" for k in range(100)]
+    for k in range(100):
+        texts += [f"twin{k} trio{k} quad{k} pad", f"trio{k} quad{k} pad pad2"]
+        texts.append(f"quad{k} pad pad2 pad3")
+    lines = [
+        f"- [2026-07-{1 + i // 1440:02d} {i // 60 % 24:02d}:{i % 60:02d}:00] {text}"
+        for i, text in enumerate(texts)
+    ]
+    workspace.memory_file("ops").write_text(
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n" + "\n".join(lines) + "\n"
+    )
+    digests = set()
+    for seed in ("1", "2", "3", "4"):
+        result = run_oryxtui(
+            "memory",
+            "consolidate",
+            "--root",
+            str(workspace.root),
+            "--agent",
+            "ops",
+            "--dry-run",
+            "--json",
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert result.returncode == 0, result.stderr
+        digests.add(json.loads(result.stdout)["digest"]["content"])
+    assert len(digests) == 1
+
+
+def test_a_dry_run_says_what_is_uncovered_and_a_real_run_leaves_nothing(tmp_path: Path) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "d"), "--no-open").returncode == 0
+    root = ("--root", str(tmp_path / "d"), "--agent", "ops-bot")
+    dry = run_oryxtui("memory", "consolidate", *root, "--dry-run")
+    assert dry.returncode == 0 and "not covered by a digest" in dry.stdout
+    real = run_oryxtui("memory", "consolidate", *root, "--json")
+    written = json.loads(real.stdout)["digest"]
+    assert written["count"] >= written["uncovered_before"] > 0
+    again = run_oryxtui("memory", "consolidate", *root, "--dry-run")
+    assert "every archival entry outside the injected window is covered" in again.stdout
+    shown = json.loads(run_oryxtui("memory", "show", *root, "--json").stdout)
+    outside = [e for e in shown["archival"][: shown["window_start"]] if "摘要" not in e["content"]]
+    assert len(outside) == written["count"]

@@ -22,13 +22,7 @@ from oryxtui.config import (
 )
 from oryxtui.errors import ConfigError, MemoryWriteError, OryxError, UsageError
 from oryxtui.memory.admission import Admission
-from oryxtui.memory.digest import (
-    EXTRACTIVE,
-    Digest,
-    Summariser,
-    make_digest,
-    pending,
-)
+from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser, plan
 from oryxtui.memory.format import (
     TIME_FORMAT,
     InjectedWindow,
@@ -319,28 +313,40 @@ class MemoryService:
         method: str = EXTRACTIVE,
         min_entries: int = 1,
     ) -> Digest | None:
-        """A digest of the archival entries that left the injected window since the last one
-        (None: fewer than `min_entries`), written as the newest archival entry unless
-        `dry_run`. Nothing is deleted: the covered entries stay, and stay recallable."""
+        """The next digest (see `digest.plan`): written as the newest archival entry unless
+        `dry_run`; None when fewer than `min_entries` entries outside the window are uncovered.
+        Nothing is deleted: the covered entries stay, and stay recallable."""
         store = self.store
         if not isinstance(store, Recorded):
             raise UsageError(f"The {self.backend} backend keeps its own memory: no digests.")
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
-        lines = snapshot.archival_lines()
-        digests = sorted(snapshot.digests)
-        skip = set(digests)
-        ordinary = [line for row, line in enumerate(lines) if row not in skip]
-        core = [entry.line for entry in snapshot.core]
-        # The window as it would be without digests: a digest never makes another one due.
-        read = store.memory_read({Scope.CORE: core, Scope.ARCHIVAL: ordinary})
-        waiting = pending(snapshot.archival, digests, self.window(read).start)
-        if len(waiting) < max(1, min_entries):
-            return None
-        digest = make_digest(waiting, self.consolidation.max_chars, summarise, method)
-        if not dry_run:
+        core, lines = [e.line for e in snapshot.core], list(snapshot.archival_lines())
+
+        def window_with(line: str) -> int:
+            read = store.memory_read({Scope.CORE: core, Scope.ARCHIVAL: [*lines, line]})
+            return self.window(read).start
+
+        stamp = self.clock().strftime(TIME_FORMAT)
+        digest = plan(
+            snapshot.archival,
+            snapshot.coverage,
+            snapshot.window_start,
+            window_with,
+            stamp,
+            self.consolidation.max_chars,
+            summarise,
+            method,
+            min_entries,
+        )
+        if digest is not None and not dry_run:
             self.save(name, digest.content, Scope.ARCHIVAL, op="digest")
         return digest
+
+    def uncovered(self, agent: AgentArg = FROM_CONTEXT) -> int:
+        """How many archival entries outside the injected window no digest covers."""
+        snapshot = self.snapshot(self.resolve_agent(agent))
+        return len(snapshot.coverage.uncovered(len(snapshot.archival), snapshot.window_start))
 
     # Steering: edit, move, delete -------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from oryxtui.memory.format import (
 )
 
 if TYPE_CHECKING:
+    from oryxtui.memory.digest import Coverage
     from oryxtui.memory.history import Actor, Lines, Log, Record
 
 
@@ -101,31 +102,27 @@ class MemorySnapshot:
         lines = self.archival_lines()
         return frozenset(row for row in digest_rows(lines) if lines[row] in self.digest_lines)
 
+    @cached_property
+    def coverage(self) -> Coverage:
+        """What the digests cover: the first `count` ordinary archival entries."""
+        from oryxtui.memory.digest import Coverage
+
+        return Coverage.of(self.archival, self.digests)
+
     def digest_covers(self, row: int) -> tuple[int, int] | None:
         """The first and last archival rows the digest at `row` covers (None: it is no digest,
         or covers nothing that is here)."""
-        digests = sorted(self.digests)
+        from oryxtui.memory.digest import count_of
+
         if row not in self.digests:
             return None
-        from oryxtui.memory.digest import covered_count
-
-        before = covered_count([self.archival[r] for r in digests if r < row])
-        count = covered_count([self.archival[row]])
-        ordinary = [r for r in range(len(self.archival)) if r not in self.digests]
-        span = ordinary[before : before + count]
+        span = self.coverage.ordinary(len(self.archival))[: count_of(self.archival[row])]
         return (span[0], span[-1]) if span else None
 
     @cached_property
     def covered(self) -> frozenset[int]:
-        """Archival entries a digest covers: the oldest ordinary ones, as many as they say."""
-        from oryxtui.memory.digest import covered_count
-
-        digests = self.digests
-        if not digests:
-            return frozenset()
-        count = covered_count([self.archival[i] for i in sorted(digests)])
-        ordinary = (i for i in range(len(self.archival)) if i not in digests)
-        return frozenset(index for index, _ in zip(ordinary, range(count), strict=False))
+        """Archival entries a digest covers: the oldest ordinary ones, as many as it says."""
+        return frozenset(self.coverage.covered(len(self.archival)))
 
     @property
     def window_start(self) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService, MemorySnapshot
+from oryxtui.phrases import agent_label  # noqa: F401 - the screens name agents through it
 from oryxtui.workspace import Workspace
 
 AgentKey = str | None  # an agent name, or None for the global memory
@@ -21,11 +22,6 @@ class Unselected:
 
 UNSELECTED = Unselected()
 Selection = AgentKey | Unselected
-
-
-def agent_label(agent: AgentKey) -> str:
-    """How a sentence names it: "agent ops-bot", "the global memory"."""
-    return "the global memory" if agent is None else f"agent {agent}"
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ class ConfirmScreen(ModalScreen[Done | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog", classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Static(display_text(self.detail, 500), markup=False)
+            yield Static(display_text(self.detail, 800), classes="dialog-detail", markup=False)
             hint = "enter or y goes ahead · escape keeps everything"
             yield Static(hint, classes="dialog-hint", markup=False)
             yield Static("", id="confirm-error", classes="dialog-error", markup=False)

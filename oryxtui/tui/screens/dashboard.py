@@ -29,6 +29,7 @@ from oryxtui.memory import MemoryEntry, MemoryService, Scope
 from oryxtui.memory.digest import Digest
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
+from oryxtui.phrases import entries
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
@@ -485,11 +486,20 @@ class DashboardScreen(Screen[None]):
                 markup=False,
             )
             return
-        count = len(digest.covers)
-        title = (
-            f"Write a digest of the {count} entr{'y' if count == 1 else 'ies'} outside the window?"
+        new, before = len(digest.covers), digest.uncovered_before
+        title = f"Write a digest of {entries(new)}?"
+        pushed = new - before
+        detail = (
+            f"{entries(before)} outside the window {'is' if before == 1 else 'are'} not covered "
+            "by a digest"
+            + (
+                f"; writing one pushes {entries(pushed)} more out, and it covers them too"
+                if pushed > 0
+                else ""
+            )
+            + f".\n\n{digest.content}\n\nThe covered entries stay in the memory, and stay "
+            "recallable."
         )
-        detail = f"{digest.content}\n\nThe covered entries stay in the memory, and stay recallable."
         write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL, "digest")
         self.app.push_screen(
             ConfirmScreen(title, detail, write), partial(self._changed, agent, "Digest written")

@@ -75,9 +75,9 @@ class MemoryPane(Vertical):
             parts.append(f"{NOT_INJECTED} {outside:,} not injected")
         if repeated := len(self.view.duplicates):
             parts.append(f"{DUPLICATE} {repeated:,} repeated (D removes)")
-        if digests := len(self.view.digests):
+        if self.view.digests:
             covered = len(self.view.covered)
-            parts.append(f"{DIGEST} {digests:,} digest{'s' if digests != 1 else ''} of {covered:,}")
+            parts.append(f"{DIGEST} {covered:,} covered")
         self.border_title = " · ".join(parts)
 
     @on(EntryView.CursorMoved)
