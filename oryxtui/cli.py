@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from oryxtui import __version__
 from oryxtui.errors import OryxError, UsageError
+from oryxtui.extras import require
 from oryxtui.hosts import listening_socket, port
 from oryxtui.notices import collecting
-from oryxtui.phrases import entries
+from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import is_terminal, json_text, neutralize
 from oryxtui.workspace import Workspace, find_workspace, init_workspace, is_valid_agent_name
 
@@ -78,27 +79,32 @@ def _memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None
 def _checked_agent(
     args: argparse.Namespace, workspace: Workspace, saving: bool = False
 ) -> str | None:
-    """The agent a command is for. An unsafe name means the global memory (with a warning);
-    saving to an agent that does not exist is refused unless `--create` asks for it, so a typo
-    never starts a memory nobody looks at."""
+    """The agent a command is for (None: the global memory). A name that is not valid, or of
+    no agent here, is refused (exit 2), naming the closest agents, and nothing is created:
+    a typo never starts a memory or a session nobody looks at. Saving with `--create` makes
+    the agent. (The agent-facing tools keep upstream's rule: an unsafe name is the global
+    memory.)"""
     agent = args.agent
-    if saving and is_valid_agent_name(agent) and agent not in workspace.list_agents():
-        if args.create:
-            workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
-            return agent
+    if agent is None:
+        return None
+    if not is_valid_agent_name(agent):
         raise UsageError(
-            f"No agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}; "
-            "to start a new agent's memory, add --create."
+            f"{agent!r} is not a valid agent name: letters, digits, '_' and '-', at most 128 "
+            "characters, and not '__global__' (leave --agent out for the global memory)."
         )
-    if agent is not None and not is_valid_agent_name(agent):
-        _warn(
-            f"{agent!r} is not a valid agent name (letters, digits, '_' and '-' only); "
-            "using the global memory."
-        )
-        agent = None
-    elif agent is not None and agent not in workspace.list_agents():
-        _warn(f"no agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}.")
-    return agent
+    if agent in workspace.list_agents():
+        return agent
+    if saving and getattr(args, "create", False):
+        workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
+        return agent
+    also = (
+        "to start a new agent's memory, add --create"
+        if saving
+        else "`oryxtui agents list` lists them, `oryxtui agents new NAME` makes one"
+    )
+    raise UsageError(
+        f"No agent named {agent!r} in {workspace.root}{_did_you_mean(workspace, agent)}; {also}."
+    )
 
 
 def _did_you_mean(workspace: Workspace, agent: str) -> str:
@@ -195,6 +201,34 @@ def cmd_memory_log(args: argparse.Namespace) -> int:
         out += [f"  - {e.scope.value}: {e.line}\n" for e in record.removed]
         out += [f"  + {e.scope.value}: {e.line}\n" for e in record.added]
     _print("".join(out))
+    return EXIT_OK
+
+
+def cmd_memory_bring_back(args: argparse.Namespace) -> int:
+    service, agent = _memory_service(args)
+    record = service.change_record(agent, args.change)
+    brought = service.bring_back(agent, record)
+    if args.json:
+        _print_json(
+            {
+                "agent": agent,
+                "change": record.n,
+                "brought_back": [{"scope": e.scope.value, **e.to_json()} for e in brought],
+            }
+        )
+        return EXIT_OK
+    where = agent_label(agent)
+    if not brought:
+        sys.stdout.write(
+            f"Nothing to bring back: what change #{record.n} removed or replaced is in "
+            f"{where} already.\n"
+        )
+        return EXIT_OK
+    _print(
+        f"Brought back {entries(len(brought))} that change #{record.n} removed or replaced, "
+        f"into {where}, with their times:\n"
+        + "".join(f"  {e.scope.value}: {e.line}\n" for e in brought)
+    )
     return EXIT_OK
 
 
@@ -588,14 +622,11 @@ def _chat_turn(runner: Agent, agent: str | None, user: str, message: str, as_jso
 
 def cmd_serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
-    try:
-        from oryxtui.api.app import check_bind, create_api
-        from oryxtui.api.guard import GuardedH11Protocol
-    except ImportError:
-        raise UsageError(
-            "The REST API needs the server extra: pip install 'oryxtui[server]'."
-        ) from None
+    require("server", "The REST API")
     import uvicorn
+
+    from oryxtui.api.app import check_bind, create_api
+    from oryxtui.api.guard import GuardedH11Protocol
 
     workspace, settings = _open(args)
     check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host])
@@ -692,6 +723,54 @@ def cmd_web(args: argparse.Namespace) -> int:
 
     workspace, _ = _open(args)
     serve_web(workspace.root, args.host, args.port)
+    return EXIT_OK
+
+
+def cmd_agents_list(args: argparse.Namespace) -> int:
+    workspace, settings = _open(args)
+    service = _service(workspace, settings)
+    rows = []
+    for name in workspace.list_agents():
+        row: dict[str, Any] = {"name": name, "description": "", "has_agent_md": True}
+        try:
+            definition = workspace.read_agent(name)
+        except OryxError as exc:
+            row["error"] = str(exc)
+        else:
+            row["has_agent_md"] = definition is not None
+            row["description"] = definition.description if definition else ""
+        try:
+            snapshot = service.snapshot(name)
+            row.update(core=len(snapshot.core), archival=len(snapshot.archival))
+        except OryxError as exc:
+            row.update(core=None, archival=None, error=row.get("error") or str(exc))
+        rows.append(row)
+    if args.json:
+        _print_json({"agents": rows})
+        return EXIT_OK
+    if not rows:
+        sys.stdout.write(f"No agents in {workspace.root}; `oryxtui agents new NAME` makes one.\n")
+        return EXIT_OK
+    width = max(len(row["name"]) for row in rows)
+    out = []
+    for row in rows:
+        counts = (
+            f"{row['core']}·{row['archival']}".rjust(9) if row["core"] is not None else "?".rjust(9)
+        )
+        note = (
+            row.get("error")
+            or row["description"]
+            or ("" if row["has_agent_md"] else "(no AGENT.md: memory only)")
+        )
+        out.append(f"{row['name'].ljust(width)}  {counts}  {note}\n")
+    _print("".join(out))
+    return EXIT_OK
+
+
+def cmd_agents_new(args: argparse.Namespace) -> int:
+    workspace = find_workspace(args.root)
+    path = workspace.create_agent(args.name, args.description or "")
+    sys.stdout.write(f"Created agent {args.name}: {path} (edit it to give the agent its role).\n")
     return EXIT_OK
 
 
@@ -866,6 +945,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     consolidate.set_defaults(handler=cmd_memory_consolidate)
 
+    bring_back = memory_commands.add_parser(
+        "bring-back",
+        parents=[common, agent_options, json_option],
+        help="write again what one change removed or edited away (its times kept); CHANGE is "
+        "the number memory log shows",
+    )
+    bring_back.add_argument("change", metavar="CHANGE", type=int, help="e.g. 12 (from #12)")
+    bring_back.set_defaults(handler=cmd_memory_bring_back)
+
     export = memory_commands.add_parser(
         "export",
         parents=[common, agent_options],
@@ -941,6 +1029,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host name clients use to reach the server ('*' for any); repeatable",
     )
     serve.set_defaults(handler=cmd_serve)
+
+    agents = commands.add_parser("agents", help="the workspace's agents: list them, make one")
+    agent_commands = agents.add_subparsers(title="agents commands", metavar="ACTION", required=True)
+    agents_list = agent_commands.add_parser(
+        "list",
+        parents=[common, json_option],
+        help="every agent: its core·archival counts and description",
+    )
+    agents_list.set_defaults(handler=cmd_agents_list)
+    agents_new = agent_commands.add_parser(
+        "new", parents=[common], help="make an agent: its folder and an AGENT.md"
+    )
+    agents_new.add_argument("name", metavar="NAME", help="letters, digits, '_' and '-'")
+    agents_new.add_argument("--description", metavar="TEXT", help="what the agent is for")
+    agents_new.set_defaults(handler=cmd_agents_new)
 
     sessions = commands.add_parser("sessions", help="past conversations: list, show, search")
     session_commands = sessions.add_subparsers(

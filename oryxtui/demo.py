@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import yaml
 
-from oryxtui.errors import MemoryWriteError
+from oryxtui.errors import MemoryWriteError, OryxError
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, entry_line
 from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
 
@@ -96,6 +98,98 @@ mode = "hybrid"
 """
 
 
+# Past conversations, so the sessions view (S), `oryxtui sessions` and the agents'
+# search_conversations tool have something to find: (agent, channel, hours ago, turns), each
+# turn (what the user said, the tool the agent called with its arguments or None, the reply).
+Turn = tuple[str, tuple[str, dict[str, str]] | None, str]
+CONVERSATIONS: list[tuple[str, str, int, list[Turn]]] = [
+    (
+        "ops-bot",
+        "web",
+        30,
+        [
+            (
+                "The gateway rollback worked, error rate is back under 0.1%.",
+                ("save_memory", {"content": "Gateway rollback fixed the error-rate spike."}),
+                "Good. Saved to memory: the rollback fixed the spike.",
+            ),
+            (
+                "When is the next deploy window?",
+                ("recall_memory", {"keyword": "deploy window"}),
+                "Tuesdays and Thursdays 14:00-16:00 Asia/Shanghai; the next is Thursday.",
+            ),
+        ],
+    ),
+    (
+        "ops-bot",
+        "cli",
+        6,
+        [
+            (
+                "Who owns the notifier service?",
+                ("recall_memory", {"keyword": "notifier"}),
+                "Team Falcon (lead: Ravi), Slack #team-falcon.",
+            ),
+            (
+                "Page the secondary if the P1 is not acknowledged in 15 minutes.",
+                None,
+                "Understood: P1 incidents go to #payments-oncall; the secondary is paged after "
+                "15 min.",
+            ),
+        ],
+    ),
+    (
+        "atlas",
+        "web",
+        20,
+        [
+            (
+                "Summarise what we concluded about Reflexion.",
+                ("recall_memory", {"keyword": "Reflexion"}),
+                "You found its ablations unconvincing and wanted a replication.",
+            ),
+        ],
+    ),
+    (
+        "scribe",
+        "web",
+        3,
+        [
+            (
+                "Draft release notes for the settlement batch fix, under 200 words.",
+                None,
+                "Settlement batches that straddled midnight were counted twice; they are now "
+                "counted once. No action is needed.",
+            ),
+        ],
+    ),
+]
+
+
+def _conversations(workspace: Workspace, now: datetime) -> None:
+    from oryxtui.agent.messages import Message, ToolCall
+    from oryxtui.agent.sessions import SessionStore, session_id_for
+
+    for number, (agent, channel, hours, turns) in enumerate(CONVERSATIONS):
+        store = SessionStore(workspace.db_path, clock=partial(_ago, now, hours))
+        session = store.load(session_id_for(channel, "mei", agent), agent, channel, "mei")
+        messages: list[Message] = []
+        for index, (said, tool, reply) in enumerate(turns):
+            messages.append(Message("user", said))
+            if tool is not None:
+                name, arguments = tool
+                call = ToolCall(f"demo_{number}_{index}", name, json.dumps(arguments))
+                messages.append(Message("assistant", "", tool_calls=(call,)))
+                result = {"saved": True} if name == "save_memory" else {"count": 1}
+                messages.append(Message("tool", json.dumps(result), name, call.id))
+            messages.append(Message("assistant", reply))
+        store.append(session, *messages)
+
+
+def _ago(now: datetime, hours: int) -> datetime:
+    return now - timedelta(hours=hours)
+
+
 def _ops_archival(rng: random.Random, count: int) -> list[str]:
     days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
     entries = []
@@ -148,10 +242,11 @@ def create_demo_workspace(
     workspace = init_workspace(path)  # a folder that cannot be made: one sentence
     try:
         _fill(workspace, clock())
-    except OSError as exc:
+    except (OSError, OryxError) as exc:  # a full disk, a database that cannot be made
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise MemoryWriteError(
-            f"Cannot write the demo into {workspace.root} ({exc.strerror}); choose a folder "
-            "you can write to."
+            f"Cannot write the demo into {workspace.root} ({reason}); choose a folder you can "
+            "write to."
         ) from None
     return workspace, True
 
@@ -178,3 +273,4 @@ def _fill(workspace: Workspace, now: datetime) -> None:
         ),
         encoding="utf-8",
     )
+    _conversations(workspace, now)

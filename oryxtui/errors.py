@@ -59,3 +59,7 @@ class DatabaseError(OryxError):
     """oryxos.db is locked for too long, corrupt or unwritable."""
 
     exit_code = 1
+
+
+class MissingExtra(UsageError):
+    """An optional part of oryxtui is not installed (the server, the browser dashboard)."""

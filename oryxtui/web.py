@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from oryxtui.errors import UsageError
+from oryxtui.extras import require
 from oryxtui.hosts import LOOPBACK_NAMES, check_free, host_name, is_loopback
 
 DEFAULT_PORT = 8766
@@ -47,13 +48,9 @@ def dashboard_command(root: Path) -> str:
 
 def serve_web(root: Path, host: str, port: int) -> None:
     """Serve until interrupted (textual-serve's loop, with the guard in front)."""
-    try:
-        from aiohttp import web
-        from textual_serve.server import Server
-    except ImportError:
-        raise UsageError(
-            "The browser dashboard needs the web extra: pip install 'oryxtui[web]'."
-        ) from None
+    require("web", "The browser dashboard")
+    from aiohttp import web
+    from textual_serve.server import Server
 
     check_web_bind(host)
     check_free(host, port)  # a busy port is one sentence, not the server's traceback

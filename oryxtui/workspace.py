@@ -256,7 +256,17 @@ def agent_markdown(name: str, description: str = "") -> str:
         "tools": ["save_memory", "recall_memory"],
     }
     text = yaml.safe_dump(front, allow_unicode=True, sort_keys=False)
-    return f"---\n{text}---\nWrite what this agent does and how it behaves here.\n"
+    # The other keys oryxtui reads, as comments (the body below the fence is in the prompt,
+    # so it holds nothing until someone writes the agent's instructions there).
+    return f"---\n{text}{AGENT_MD_HINTS}---\n"
+
+
+AGENT_MD_HINTS = """\
+# provider: {name: openai, model: qwen2.5:7b, temperature: 0.2}   # else [llm] in config.toml
+# bootstrap: [USER.md, SOUL.md]   # files of .oryxos/ read into the prompt, in this order
+# settings: {max_iterations: 10, max_history_turns: 20}
+# Below the closing fence: the agent's instructions, in the prompt after identity.prompt.
+"""
 
 
 def _is_workspace(folder: Path) -> bool:

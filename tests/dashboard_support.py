@@ -94,6 +94,15 @@ def memory_shown(app: OryxApp) -> bool:
     return shown is not None and shown.snapshot is not None
 
 
+async def focus_pane(pilot: Pilot, pane: MemoryPane) -> None:
+    """Tab to the pane's entries, as a person does (the entry keys act on the focused pane)."""
+    for _ in range(8):
+        if pane.view.has_focus:
+            return
+        await pilot.press("tab")
+    raise AssertionError("tab never reached the pane")
+
+
 def archival_pane(app: OryxApp) -> ArchivalPane:
     return app.dashboard.query_one(ArchivalPane)
 

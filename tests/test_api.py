@@ -229,7 +229,7 @@ def test_openapi_documents_every_body(client: httpx.Client) -> None:
                     "timestamp",
                     "warnings",
                 }
-            if method == "post":
+            if method == "post" and path.endswith("/memory"):  # a save; bring-back has none
                 schema = operation["requestBody"]["content"]["application/json"]["schema"]
                 assert set(schema["properties"]) == {"content", "scope"}, path
     entries = schemas["Envelope_MemoryEntries_"]["properties"]["data"]["anyOf"][0]["$ref"]

@@ -204,7 +204,7 @@ def test_an_agent_name_of_300_characters(workspace: Workspace) -> None:
     name = "a" * 300
     for command in (("memory", "save", "x"), ("memory", "doctor"), ("memory", "show")):
         result = run_oryxtui(*command, *root_args(workspace, "--agent", name))
-        assert result.returncode == 0 and "Traceback" not in result.stderr
+        assert result.returncode == 2 and "Traceback" not in result.stderr
         assert "not a valid agent name" in result.stderr
 
 

@@ -89,11 +89,12 @@ def test_empty_content_is_refused_with_exit_2(demo: Path) -> None:
     assert (demo / ".oryxos" / "memory" / "MEMORY.md").read_bytes() == before
 
 
-def test_unsafe_agent_uses_global_memory_with_a_warning(demo: Path) -> None:
+def test_an_unsafe_agent_name_typed_by_a_person_is_refused(demo: Path) -> None:
+    before = (demo / ".oryxos" / "memory" / "MEMORY.md").read_text()
     result = run_oryxtui("memory", "save", "--agent", "../../etc", "escape attempt", cwd=demo)
-    assert result.returncode == 0
+    assert result.returncode == 2
     assert "not a valid agent name" in result.stderr
-    assert "escape attempt" in (demo / ".oryxos" / "memory" / "MEMORY.md").read_text()
+    assert (demo / ".oryxos" / "memory" / "MEMORY.md").read_text() == before  # nothing written
     assert not (demo.parent / "etc").exists()
 
 

@@ -175,9 +175,13 @@ async def test_recall_modal_live_results_and_copy(demo_workspace: Workspace) -> 
         await pilot.press(*"9")
         await wait_for(pilot, lambda: results.option_count == 1)
         await pilot.press("enter")  # to the results
-        await pilot.press("enter")  # copy
+        await pilot.press("y")  # copy
         await wait_for(pilot, lambda: "answer number 19" in (app.clipboard or ""))
-        await pilot.press("escape")
+        await pilot.press("enter")  # show it: the archival pane focused, the cursor on it
+        view = archival_pane(app).view
+        await wait_for(pilot, lambda: view.has_focus)
+        entry = view.entry_at_cursor()
+        assert entry is not None and "answer number 19 " in entry.content
 
 
 async def test_filter_narrows_the_archival_pane(demo_workspace: Workspace) -> None:

@@ -71,10 +71,15 @@ async def test_the_chat_column_hides_and_resizes(demo_workspace: Workspace) -> N
         await wait_for(pilot, lambda: showing(app, "alpha"))
         side = app.dashboard.query_one("#side")
         main = app.dashboard.query_one("#main")
+        # Until the chat or the prompt is opened, the memory panes have the width.
+        assert not side.display
+        wide_main = main.size.width
+        await pilot.press("backslash")
+        await wait_for(pilot, lambda: side.display and side.size.width > 0)
+        await wait_for(pilot, lambda: main.size.width < wide_main - 40)
         narrow_main = main.size.width
         await pilot.press("backslash")
-        await wait_for(pilot, lambda: not side.display or side.size.width == 0)
-        await wait_for(pilot, lambda: main.size.width > narrow_main + 40)
+        await wait_for(pilot, lambda: main.size.width == wide_main)
         await pilot.press("backslash")
         await wait_for(pilot, lambda: main.size.width == narrow_main)
         before = side.size.width

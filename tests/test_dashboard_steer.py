@@ -10,7 +10,14 @@ from textual.widgets import Input, Static
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.workspace import Workspace
-from tests.dashboard_support import archival_pane, build_workspace, core_pane, make_app, wait_for
+from tests.dashboard_support import (
+    archival_pane,
+    build_workspace,
+    core_pane,
+    focus_pane,
+    make_app,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -28,7 +35,7 @@ async def test_edit_move_and_delete_the_entry_at_the_cursor(demo_workspace: Work
         archival = archival_pane(app)
         await wait_for(pilot, lambda: archival.view.row_count == 60)
         assert NEWEST in archival.view.entry_at_cursor().content  # the cursor follows the newest
-
+        await focus_pane(pilot, archival)
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, EditEntryScreen))
         field = app.screen.query_one("#edit-text", Input)
@@ -63,6 +70,7 @@ async def test_a_stale_entry_is_refused_in_the_dialog(demo_workspace: Workspace)
     async with app.run_test(size=(160, 45)) as pilot:
         archival = archival_pane(app)
         await wait_for(pilot, lambda: archival.view.row_count == 60)
+        await focus_pane(pilot, archival)
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, EditEntryScreen))
         memory_file.write_text(memory_file.read_text().replace("number 59", "number fifty-nine"))
@@ -89,6 +97,7 @@ async def test_repeated_entries_are_marked_and_removed_with_one_key(
         await wait_for(pilot, lambda: archival.view.row_count == 61)
         assert archival.view.duplicates == {60}
         assert "= 1 repeated (D removes)" in str(archival.border_title)
+        await focus_pane(pilot, archival)
         await pilot.press("D")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
@@ -105,6 +114,7 @@ async def test_the_history_view_shows_changes_the_memory_then_and_brings_back(
     async with app.run_test(size=(160, 45)) as pilot:
         archival = archival_pane(app)
         await wait_for(pilot, lambda: archival.view.row_count == 60)
+        await focus_pane(pilot, archival)
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")

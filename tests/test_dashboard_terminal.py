@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oryxtui import database
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace, init_workspace
 from tests.llm_server import ScriptedLLM
 from tests.support import oryxtui_executable
 from tests.tmux import Terminal
+
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
 
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: writes the user's clipboard
 TITLE = "\x1b]0;owned\x07"  # OSC 0: the window title
@@ -125,8 +129,7 @@ def test_no_stored_text_reaches_the_terminal_live(terminal: Terminal, tmp_path: 
         terminal.wait(lambda: "Sessions, newest first · 2" in screen(), "the sessions view")
         terminal.keys("Down")  # the stored session (the dashboard's own is the newest)
         terminal.wait(lambda: "deploy answer" in screen(), "a stored turn")
-        terminal.keys("/")
-        terminal.keys("deploy", literal=True)
+        terminal.keys("deploy", literal=True)  # typing in the view searches
         terminal.wait(lambda: "Turns matching" in screen(), "the search hits")
         terminal.keys("Escape")
         terminal.keys("Escape")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support import oryxtui_executable, run_oryxtui
 from tests.tmux import Terminal
+
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
 
 
 def test_save_with_keys_then_read_it_from_screen_and_file(
@@ -158,6 +162,7 @@ def test_edit_then_history_then_bring_back(terminal: Terminal, tmp_path: Path) -
         f"env COLUMNS=120 LINES=40 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30"
     )
     terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    focus_archival(terminal)
     terminal.keys("i")
     terminal.wait(lambda: "Edit the archival entry" in terminal.screen(), "the edit dialog")
     terminal.keys(" (rewritten in tmux)", literal=True)  # after the old text, in the field
@@ -174,3 +179,47 @@ def test_edit_then_history_then_bring_back(terminal: Terminal, tmp_path: Path) -
     terminal.wait(lambda: "brought back by" in terminal.screen(), "the new change")
     terminal.keys("Escape")
     terminal.wait(lambda: "Archival · 6" in terminal.screen(), "the dashboard again")
+
+
+def focus_archival(terminal: Terminal) -> None:
+    """Tab to the archival pane (the focused pane's border is heavy): the entry keys act on
+    the focused pane, and the footer then shows them."""
+
+    def focused() -> str:
+        return next((line for line in terminal.screen().splitlines() if "┏━" in line), "")
+
+    for _ in range(6):
+        now = focused()
+        if "┏━ Archival" in now:
+            break
+        terminal.keys("Tab")
+        terminal.wait(lambda now=now: focused() != now, "the focus to move", timeout=10)
+    terminal.wait(lambda: "┏━ Archival" in terminal.screen(), "the archival pane's focus")
+    terminal.wait(lambda: "i Edit" in terminal.screen().splitlines()[-1], "the entry keys")
+
+
+def test_wide_panes_and_no_typing_into_a_hidden_chat(terminal: Terminal, tmp_path: Path) -> None:
+    """At 160 columns the memory panes have the width (a long entry's first 90 characters are
+    on screen) until the chat opens; a hidden chat column never takes typing: c opens it."""
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    memory_file = tmp_path / "demo" / ".oryxos" / "agents" / "atlas" / "MEMORY.md"
+    lines = [line for line in memory_file.read_text().splitlines() if line.startswith("- [")]
+    second_newest = lines[-2].split("] ", 1)[1]
+    terminal.start(
+        f"env COLUMNS=160 LINES=45 {oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30",
+        160,
+        45,
+    )
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    assert second_newest[:90] in terminal.screen()
+    terminal.keys("\\", literal=True)
+    terminal.wait(lambda: "Chat" in terminal.screen().splitlines()[1], "the column shown")
+    terminal.keys("\\", literal=True)
+    terminal.wait(lambda: "Chat" not in terminal.screen().splitlines()[1], "the column hidden")
+    terminal.keys("c")
+    terminal.wait(lambda: "Save" not in terminal.screen().splitlines()[-1], "the chat input")
+    terminal.keys("remember that typing is seen", literal=True)
+    terminal.wait(lambda: "typing is seen" in terminal.screen(), "the typed text on screen")
+    terminal.keys("Enter")
+    terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
+    assert "] typing is seen" in memory_file.read_text()

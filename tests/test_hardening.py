@@ -74,7 +74,7 @@ def test_the_global_memory_name_is_no_agent_name(workspace: Workspace) -> None:
     made = cli(
         "memory", "save", "--root", str(workspace.root), "--agent", "__global__", "--create", "x"
     )
-    assert "not a valid agent name" in made.stderr
+    assert made.code == 2 and "not a valid agent name" in made.stderr
     assert not (workspace.agents_dir / "__global__" / "MEMORY.md").exists()
 
 

@@ -7,6 +7,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
 REPO = Path(__file__).resolve().parent.parent
 
 HEADLESS_OPEN = """

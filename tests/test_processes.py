@@ -21,6 +21,8 @@ from oryxtui.memory.history import memory_at
 from oryxtui.workspace import Workspace
 from tests.support import make_agent
 
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
 REPO = Path(__file__).resolve().parent.parent
 # 50 kills in the normal run; ORYXTUI_CRASH_ROUNDS=500 for the long run (see the README).
 CRASH_ROUNDS = int(os.environ.get("ORYXTUI_CRASH_ROUNDS", "50"))

@@ -16,6 +16,8 @@ from oryxtui.workspace import Workspace, init_workspace
 from tests.dashboard_support import agent_list, make_app, shown_memory, wait_for
 from tests.support import make_agent, run_oryxtui
 
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
 MILLION = 1_000_000
 
 

@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

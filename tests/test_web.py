@@ -26,6 +26,8 @@ import pytest
 from tests.serve_process import free_port
 from tests.support import oryxtui_executable, run_oryxtui
 
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

@@ -105,6 +105,7 @@ class RecallMemory(Tool):
         result: dict[str, Any] = {
             "keyword": clipped(arguments.keyword, limit),
             "count": len(found.hits),
+            "order": "oldest first" if found.mode == "keyword" else "best first",
             "entries": [clipped(entry.line, limit) for entry in found.entries],
         }
         if found.notice:  # upstream's line: ranked by keywords and time, meaning unavailable

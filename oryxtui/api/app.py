@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui import __version__
@@ -79,6 +79,8 @@ def create_api(
     api = FastAPI(
         lifespan=lifespan,
         redirect_slashes=False,  # an unknown path is a 404 in the envelope, never a redirect
+        docs_url=None,  # served below, from this machine (FastAPI's loads from a CDN)
+        redoc_url=None,
         title="oryxtui",
         version=__version__,
         description="Read and write OryxOS agent memory; every answer is in the "
@@ -154,7 +156,27 @@ def create_api(
         return failure(500, "Internal error; the server log has the details.")
 
     api.include_router(router)
+    _serve_docs(api)
     return api
+
+
+def _serve_docs(api: FastAPI) -> None:
+    """/docs with Swagger UI's files from an installed package: it works with no internet."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    api.mount("/docs/assets", StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+
+    @api.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="oryxtui REST API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
 
 
 def _status_for(error: OryxError) -> int:

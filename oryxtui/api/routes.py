@@ -197,6 +197,16 @@ async def history(
     return answer([record.to_json(name) for record in records])
 
 
+@router.post(
+    "/{name}/memory/history/{change}/bring-back", response_model=Envelope[list[SavedEntry]]
+)
+async def bring_back(name: AgentName, change: int, memory: Memory, queue: Queue) -> Response:
+    """Write again what change `change` removed or edited away, with their times (none that is
+    still there); the entries written. 400 for a change the history does not hold."""
+    brought = await queue.run(name, memory.bring_back, name, change)
+    return answer([saved_entry(entry) for entry in brought])
+
+
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
 def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False) -> Response:
     """Archival entries for `keyword`: ranked (hybrid recall; `explain=true` adds each hit's

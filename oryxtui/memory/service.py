@@ -47,6 +47,7 @@ from oryxtui.memory.store import (
     Restorable,
     Watch,
 )
+from oryxtui.phrases import agent_label
 from oryxtui.workspace import Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
@@ -272,6 +273,21 @@ class MemoryService:
         found = self.store.search(name, keyword)
         mode = "delegated" if self.store.ranked else "keyword"
         return Recall(keyword, mode, [Hit(entry) for entry in found])
+
+    def find_core(self, agent: AgentArg, query: str) -> list[MemoryEntry]:
+        """Core entries holding `query` (any case), or all its words in any order: what the
+        dashboard's recall shows beside the archival hits. (Recall itself, the agent's tool,
+        never searches core, as upstream: core is always in the prompt.)"""
+        from oryxtui.memory.recall.tokens import tokens
+
+        needle, words = query.strip().lower(), set(tokens(query))
+        if not needle:
+            return []
+        return [
+            entry
+            for entry in self.snapshot(self.resolve_agent(agent)).core
+            if needle in entry.content.lower() or (words and words <= set(tokens(entry.content)))
+        ]
 
     def recall_across(
         self, agents: Sequence[str | None], keyword: str, semantic: bool = True
@@ -517,11 +533,24 @@ class MemoryService:
         window = self.window(read)
         return self._snapshot(name, read), render_context(read.core_block.lines, window)
 
-    def bring_back(self, agent: AgentArg, record: Record) -> list[MemoryEntry]:
+    def change_record(self, agent: AgentArg, n: int) -> Record:
+        """Change `n` of the agent's history (the number `memory log` shows)."""
+        name = self.resolve_agent(agent)
+        found = next((r for r in self.history(name) if r.n == n), None)
+        if found is None:
+            raise UsageError(
+                f"No change #{n} in the history of {agent_label(name)}; `oryxtui memory log` "
+                "lists them."
+            )
+        return found
+
+    def bring_back(self, agent: AgentArg, record: Record | int) -> list[MemoryEntry]:
         """The entries change `record` removed (or edited away), written again with their
         times, unless they are there; returns those written."""
         store = self._recorded()
         name = self.resolve_agent(agent)
+        if isinstance(record, int):
+            record = self.change_record(name, record)
         snapshot = self.snapshot(name)
         present = {entry.line for entry in [*snapshot.core, *snapshot.archival]}
         # A moved entry is still there, in its other section: nothing to bring back.

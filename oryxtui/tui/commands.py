@@ -43,14 +43,43 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
                 screen.action_delete_entry,
             ),
         ]
-    if view.lost_count:
+    shown = view.shown.snapshot if view.shown is not None else None
+    if shown is not None and (shown.core_duplicates or shown.archival_duplicates):
         commands.append(
+            (
+                "Remove repeated entries",
+                "Those with the words of an older one; the oldest stays (D)",
+                screen.action_remove_duplicates,
+            )
+        )
+    commands += [
+        ("History", "Every change to this memory, and bring back (h)", screen.action_history),
+        (
+            "Digest",
+            "Summarise what left the injected window into one entry (g)",
+            screen.action_consolidate,
+        ),
+        ("Sessions", "Past conversations, and a search over them (S)", screen.action_sessions),
+        (
+            "Hide or show the chat column",
+            "Wider memory panes, or chat and prompt beside them (\\)",
+            screen.action_toggle_side,
+        ),
+        ("Help", "Every key as bound now, the panes and their marks (?)", screen.action_help),
+    ]
+    if view.lost_count:
+        commands += [
             (
                 "Restore lost entries",
                 "Put back what an outside edit removed (R)",
                 screen.action_restore,
-            )
-        )
+            ),
+            (
+                "Accept the removal",
+                "The outside edit meant it: stop reporting those entries (A)",
+                screen.action_accept,
+            ),
+        ]
     for agent in screen.agent_list.order:
         if agent != screen.selected:
             name = "global memory" if agent is None else agent

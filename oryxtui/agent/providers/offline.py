@@ -89,7 +89,9 @@ class OfflineModel:
         entries = result.get("entries", [])
         if not entries:
             return f"I don't remember anything about {result.get('keyword', 'that')}."
-        shown = "\n".join(entries[-5:])
+        # The five best: the first of a ranked answer, the newest of one oldest first.
+        best = entries[:5] if result.get("order") == "best first" else entries[-5:]
+        shown = "\n".join(best)
         return f"I remember {len(entries)} thing(s) about {result.get('keyword')}:\n{shown}"
 
     @staticmethod

@@ -56,7 +56,7 @@ from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.screens.help import HelpScreen
 from oryxtui.tui.screens.history import HistoryScreen
-from oryxtui.tui.screens.recall import RecallScreen
+from oryxtui.tui.screens.recall import Found, RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.screens.sessions import SessionsScreen
 from oryxtui.tui.text import display_text
@@ -92,7 +92,7 @@ class DashboardScreen(Screen[None]):
     BINDINGS = [
         Binding("s", "save_entry", "Save", id="save"),
         Binding("r", "recall", "Recall", id="recall"),
-        Binding("e", "edit", "Edit", id="edit"),
+        Binding("e", "edit", "File", id="edit"),
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("c", "chat", "Chat", id="chat"),
         Binding("p", "prompt", "Prompt", id="prompt"),
@@ -102,13 +102,9 @@ class DashboardScreen(Screen[None]):
         ),
         Binding("R", "restore", "Restore lost", id="restore"),
         Binding("A", "accept", "Accept removal", id="accept"),
-        Binding("i", "edit_entry", "Edit entry", id="edit-entry", show=False),
-        Binding("m", "move_entry", "Move entry", id="move", show=False),
-        Binding("x", "delete_entry", "Delete entry", id="delete", show=False),
-        Binding("D", "remove_duplicates", "Remove repeated", id="duplicates", show=False),
         Binding("h", "history", "History", id="history"),
-        Binding("g", "consolidate", "Digest", id="consolidate", show=False),
-        Binding("S", "sessions", "Sessions", id="sessions", show=False),
+        Binding("g", "consolidate", "Digest", id="consolidate"),
+        Binding("S", "sessions", "Sessions", id="sessions"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
         Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
@@ -143,6 +139,7 @@ class DashboardScreen(Screen[None]):
         self.census = CensusThrottle(self._take_census, self.set_timer, clock)
         self.index_status: dict[AgentKey, IndexStatus] = {}  # from the live index
         self.side_width = 42
+        self._to_reveal: Found | None = None  # a recall result to show once its agent is
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -163,9 +160,11 @@ class DashboardScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # Before the first layout, so the first frame is already the right one.
+        # Before the first layout, so the first frame is already the right one. The memory
+        # panes have the width until the chat or the prompt is opened (c, p).
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
+        self.add_class("side-hidden")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
         # The first frame already shows the first agent: see `_load`.
         self._agents_listed(AgentsListed(self.workspace.list_agents()))
@@ -306,6 +305,8 @@ class DashboardScreen(Screen[None]):
             else:
                 self.shown = agent  # chat and prompt follow, bound
                 self.memory_view.archival.show_index(self.index_status.get(agent))
+            if self._to_reveal is not None and self._to_reveal.agent == agent:
+                self.call_after_refresh(self._reveal_now)
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
@@ -392,11 +393,29 @@ class DashboardScreen(Screen[None]):
             self.memory_view.focus_entries()
         elif self.has_class("narrow", "side-open"):
             event.stop()
-            self.remove_class("side-open")  # back to the agents and memory
+            self._hide_side()  # back to the agents and memory
 
     def _open_side(self, tab: str) -> None:
+        """Show the chat/prompt column (whatever hid it) on `tab`: a key never types into
+        something the user cannot see."""
         self.add_class("side-open")
+        self.remove_class("side-hidden")
         self.query_one(TabbedContent).active = tab
+
+    def _hide_side(self) -> None:
+        """Hide the chat/prompt column; the focus leaves it for the memory panes."""
+        side = self.query_one("#side")
+        focused = self.focused
+        self.remove_class("side-open")
+        self.add_class("side-hidden")
+        if focused is not None and side in focused.ancestors_with_self:
+            self.memory_view.focus_entries()
+
+    @property
+    def side_shown(self) -> bool:
+        """The chat/prompt column is on screen."""
+        narrow = self.has_class("narrow")
+        return self.has_class("side-open") if narrow else not self.has_class("side-hidden")
 
     def select(self, agent: AgentKey) -> None:
         """Show this agent, as if picked in the sidebar."""
@@ -442,18 +461,18 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(HelpScreen(bindings, display))
 
     def action_toggle_side(self) -> None:
-        """Hide the chat/prompt column for wider memory panes (narrow: open it)."""
-        if self.has_class("narrow"):
-            self.toggle_class("side-open")
+        """Show or hide the chat/prompt column (hidden, the memory panes are wider)."""
+        if self.side_shown:
+            self._hide_side()
         else:
-            self.toggle_class("side-hidden")
+            self._open_side(self.query_one(TabbedContent).active or "chat-tab")
 
     def action_side_width(self, step: int) -> None:
         """The chat/prompt column a step wider (1) or narrower (-1)."""
         index = SIDE_WIDTHS.index(self.side_width) if self.side_width in SIDE_WIDTHS else 1
         self.side_width = SIDE_WIDTHS[max(0, min(len(SIDE_WIDTHS) - 1, index + step))]
         self.query_one("#side").styles.width = f"{self.side_width}%"
-        self.remove_class("side-hidden")
+        self._open_side(self.query_one(TabbedContent).active or "chat-tab")
 
     def action_consolidate(self) -> None:
         """A digest of what left the window since the last one: previewed, then written."""
@@ -522,9 +541,36 @@ class DashboardScreen(Screen[None]):
             recall = partial(service.recall, agent)
             agents = list(self.agent_list.order)
             across = partial(service.recall_across, agents)
-            label = agent_label(agent)
-            screen = RecallScreen(label, recall, service.ranked, service.embeds, across)
-            self.app.push_screen(screen)
+
+            def find_core(query: str, everywhere: bool) -> list[tuple[AgentKey, MemoryEntry]]:
+                return [
+                    (who, entry)
+                    for who in (agents if everywhere else [agent])
+                    for entry in service.find_core(who, query)
+                ]
+
+            screen = RecallScreen(agent, recall, service.ranked, service.embeds, across, find_core)
+            self.app.push_screen(screen, self._reveal)
+
+    def _reveal(self, found: Found | None) -> None:
+        """Show a recall result: its agent selected, its pane focused, the cursor on it (once
+        its memory is on screen, if another agent's)."""
+        if found is None:
+            return
+        self._to_reveal = found
+        if found.agent != self.shown:
+            self.select(found.agent)  # its memory comes in a worker: see `_agent_loaded`
+        else:
+            self._reveal_now()
+
+    def _reveal_now(self) -> None:
+        found, self._to_reveal = self._to_reveal, None
+        if found is not None and not self.memory_view.reveal(found.entry):
+            self.notify(
+                "That entry changed since it was found; recall again.",
+                title="Recall",
+                markup=False,
+            )
 
     # One entry: the one at the cursor of the focused pane (else the archival pane's) ----------
 

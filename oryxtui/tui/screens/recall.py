@@ -1,4 +1,6 @@
-"""The recall modal: a keyword, live results as you type, matches highlighted; enter copies.
+"""The recall modal: a keyword, live results as you type, matches highlighted. Enter on a hit
+shows it (its agent selected, its pane focused, the cursor on it, so i, m and x act on it);
+y copies it. The core entries that hold the words come first, marked core.
 
 Hybrid recall shows each hit's routes (semantic, keyword, lexical, recency) with its rank in
 each. The cheap routes answer every keystroke; meaning (an embedder round trip) once typing
@@ -7,6 +9,7 @@ pauses."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -19,11 +22,26 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
+from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.recall.results import Hit, IndexStatus, Recall
 from oryxtui.memory.recall.tokens import tokens
+from oryxtui.tui.overview import AgentKey, agent_label
 from oryxtui.tui.text import display_text
 
 Recaller = Callable[[str, bool], Recall]  # (keyword, semantic) → what was found
+# (query, every agent) → the core entries holding it, each with its agent
+CoreFinder = Callable[[str, bool], list[tuple[AgentKey, MemoryEntry]]]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One result: whose memory it is in, the entry, and how recall ranked it (None: core)."""
+
+    agent: AgentKey
+    entry: MemoryEntry
+    hit: Hit | None = None
+
+
 MAX_SHOWN = 500
 SEMANTIC_PAUSE = 0.35  # seconds of no typing before the semantic route runs
 ROUTE_LETTERS = {"semantic": "meaning", "keyword": "keyword", "lexical": "words", "recency": "time"}
@@ -69,29 +87,35 @@ def highlighted(line: str, keyword: str, words: bool = False) -> Text:
     return text
 
 
-class RecallScreen(ModalScreen[None]):
+class RecallScreen(ModalScreen[Found | None]):
+    """Dismissed with the result to show (enter), or None."""
+
     BINDINGS = [
         Binding("escape", "close", "Close", id="recall.close"),
         Binding("down", "focus_results", "Results", show=False),
         Binding("ctrl+t", "everywhere", "All agents", id="recall.everywhere"),
+        Binding("y", "copy", "Copy", id="recall.copy"),
     ]
 
     def __init__(
         self,
-        agent_label: str,
+        agent: AgentKey,
         recall: Recaller,
         ranked: bool = False,
         embeds: bool = False,
         recall_across: Recaller | None = None,
+        find_core: CoreFinder | None = None,
     ) -> None:
         super().__init__()
-        self.agent_label = agent_label
+        self.agent = agent
+        self.agent_label = agent_label(agent)
         self.own_recall = recall
         self.recall_across = recall_across  # every agent at once (ctrl+t)
+        self.find_core = find_core
         self.everywhere = False
         self.ranked = ranked
         self.embeds = embeds  # an embedder answers: meaning waits for a pause in typing
-        self.hits: list[Hit] = []
+        self.rows: list[Found] = []  # as listed
         self._pause: Timer | None = None
         self._semantic_done = ""  # the keyword the semantic route last answered
 
@@ -103,7 +127,8 @@ class RecallScreen(ModalScreen[None]):
             yield OptionList(id="recall-results")
             across = " · ctrl+t all agents" if self.recall_across is not None else ""
             yield Static(
-                f"type to search · ↓ to the results · enter copies{across} · escape closes",
+                f"type to search · ↓ to the results · enter shows it · y copies{across} · "
+                "escape closes",
                 classes="dialog-hint",
                 markup=False,
             )
@@ -111,7 +136,7 @@ class RecallScreen(ModalScreen[None]):
     def _title(self) -> str:
         where = "every agent" if self.everywhere else self.agent_label
         order = "most relevant first" if self.ranked else "case-insensitive"
-        return f"Recall from {where} (archival, {order})"
+        return f"Recall from {where} (core holding the words, then archival, {order})"
 
     def recall(self, keyword: str, semantic: bool) -> Recall:
         if self.everywhere and self.recall_across is not None:
@@ -146,16 +171,23 @@ class RecallScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall")
     def _run_recall(self, keyword: str, semantic: bool) -> None:
         if not keyword.strip():
-            self.app.call_from_thread(self._show, keyword, None, None)
+            self.app.call_from_thread(self._show, keyword, None, [], None)
             return
         try:
             found = self.recall(keyword, semantic)
+            core = self.find_core(keyword, self.everywhere) if self.find_core else []
         except OryxError as exc:
-            self.app.call_from_thread(self._show, keyword, None, str(exc))
+            self.app.call_from_thread(self._show, keyword, None, [], str(exc))
             return
-        self.app.call_from_thread(self._show, keyword, found, None)
+        self.app.call_from_thread(self._show, keyword, found, core, None)
 
-    def _show(self, keyword: str, found: Recall | None, error: str | None) -> None:
+    def _show(
+        self,
+        keyword: str,
+        found: Recall | None,
+        core: list[tuple[AgentKey, MemoryEntry]],
+        error: str | None,
+    ) -> None:
         if keyword != self.query_one("#recall-keyword", Input).value:
             return  # a newer keyword is on its way
         if found is not None and found.semantic == "deferred" and self._semantic_done == keyword:
@@ -163,41 +195,49 @@ class RecallScreen(ModalScreen[None]):
         if found is not None and found.semantic != "deferred":
             self._semantic_done = keyword
         hits = found.hits if found is not None else []
-        self.hits = hits
-        results = self.query_one("#recall-results", OptionList)
         ranked = found is not None and found.mode != "keyword"
         shown = hits[:MAX_SHOWN] if ranked else hits[-MAX_SHOWN:]
+        own = self.agent
+        self.rows = [Found(agent, entry) for agent, entry in core] + [
+            Found(hit.agent if self.everywhere else own, hit.entry, hit) for hit in shown
+        ]
+        results = self.query_one("#recall-results", OptionList)
         results.set_options(
-            Option(self._prompt(hit, keyword, ranked, self.everywhere), id=str(index))
-            for index, hit in enumerate(shown)
+            Option(self._prompt(row, keyword, ranked, self.everywhere), id=str(index))
+            for index, row in enumerate(self.rows)
         )
         status = self.query_one("#recall-status", Static)
         status.set_class(bool(error or (found and found.notice)), "error")
         if error:
             status.update(error)
         elif found is not None:
-            status.update(self._status(found, len(hits)))
+            status.update(self._status(found, len(hits), len(core)))
         else:
             status.update("")
 
     @staticmethod
-    def _prompt(hit: Hit, keyword: str, ranked: bool, everywhere: bool = False) -> Text:
-        text = highlighted(hit.entry.line, keyword, words="lexical" in hit.routes)
+    def _prompt(row: Found, keyword: str, ranked: bool, everywhere: bool = False) -> Text:
+        hit = row.hit
+        words = hit is None or "lexical" in hit.routes
+        text = highlighted(row.entry.line, keyword, words=words)
+        if hit is None:  # a core entry: always in the prompt, found here to reach it
+            text = Text("core  ", style="bold") + text
         if everywhere:  # whose memory it is in, first
-            owner = Text(f"{display_text(hit.agent or 'global')}  ", style="bold")
+            owner = Text(f"{display_text(row.agent or 'global')}  ", style="bold")
             text = owner + text
-        if ranked and hit.routes:
+        if ranked and hit is not None and hit.routes:
             text.append("\n")
             text.append_text(routes_text(hit))
         return text
 
     @staticmethod
-    def _status(found: Recall, count: int) -> str:
+    def _status(found: Recall, count: int, core: int = 0) -> str:
         noun = "match" if count == 1 else "matches"
+        also = f" (and {core} in core)" if core else ""
         if found.mode == "keyword":
             more = f" (newest {MAX_SHOWN} shown)" if count > MAX_SHOWN else ""
-            return f"{count} {noun}{more}"
-        parts = [f"{count} {noun}, best first"]
+            return f"{count} archival {noun}{more}{also}"
+        parts = [f"{count} archival {noun}, best first{also}"]
         if found.semantic == "deferred":
             parts.append("meaning when you pause…")
         elif found.semantic == "failed":
@@ -207,12 +247,17 @@ class RecallScreen(ModalScreen[None]):
         return " · ".join(parts)
 
     @on(OptionList.OptionSelected, "#recall-results")
-    def _copy(self, event: OptionList.OptionSelected) -> None:
-        ranked = bool(self.hits) and self.hits[0].score is not None
-        shown = self.hits[:MAX_SHOWN] if ranked else self.hits[-MAX_SHOWN:]
-        line = shown[int(event.option.id or 0)].entry.line
-        self.app.copy_to_clipboard(line)
-        self.notify("Copied the entry to the clipboard.", title="Recall", markup=False)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a result: close, and the dashboard shows it."""
+        self.dismiss(self.rows[int(event.option.id or 0)])
+
+    def action_copy(self) -> None:
+        """Copy the highlighted result's line (the terminal must allow clipboard writes)."""
+        results = self.query_one("#recall-results", OptionList)
+        if results.highlighted is None or not 0 <= results.highlighted < len(self.rows):
+            return
+        self.app.copy_to_clipboard(self.rows[results.highlighted].entry.line)
+        self.notify("Copied the entry's line to the clipboard.", title="Recall", markup=False)
 
     def action_focus_results(self) -> None:
         results = self.query_one("#recall-results", OptionList)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -147,6 +147,17 @@ class SessionsScreen(Screen[None]):
 
     def action_search(self) -> None:
         self.query_one("#sessions-search", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing anywhere in the view searches: the text goes to the search field."""
+        search = self.query_one("#sessions-search", Input)
+        if self.focused is search or not event.is_printable or not event.character:
+            return
+        if event.character == "/":
+            return  # the binding: it only puts the focus on the field
+        event.stop()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
 
     @on(Input.Changed, "#sessions-search")
     def _typed(self, event: Input.Changed) -> None:

@@ -51,6 +51,11 @@ class EntryView(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Newest", show=False),
+        # The entry at the cursor: in the footer while a pane of entries has the focus.
+        Binding("i", "screen.edit_entry", "Edit", id="edit-entry"),
+        Binding("m", "screen.move_entry", "Move", id="move"),
+        Binding("x", "screen.delete_entry", "Delete", id="delete"),
+        Binding("D", "screen.remove_duplicates", "Repeats", id="duplicates"),
     ]
 
     cursor = reactive(-1, always_update=True, init=False)
@@ -106,6 +111,14 @@ class EntryView(ScrollView, can_focus=True):
         else:
             self.cursor = self.cursor
         self.refresh()
+
+    def point_at(self, line: str) -> bool:
+        """Put the cursor on the (last) shown entry with this line; False if none is shown."""
+        for row in range(len(self.rows) - 1, -1, -1):
+            if self.entries[self.rows[row]].line == line:
+                self.cursor = row
+                return True
+        return False
 
     def entry_at_cursor(self) -> MemoryEntry | None:
         if 0 <= self.cursor < len(self.rows):

@@ -163,9 +163,12 @@ class ArchivalPane(MemoryPane):
         field.focus()
 
     def close_filter(self) -> None:
+        """Every entry shown again (at once), the focus back on them."""
         field = self.query_one(Input)
         field.value = ""
         field.display = False
+        if self.snapshot is not None:
+            self._show_rows(None, self.view.fresh)
         self.view.focus()
 
     def show_snapshot(

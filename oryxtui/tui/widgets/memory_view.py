@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Static
 
-from oryxtui.memory import MemorySnapshot
+from oryxtui.memory import MemoryEntry, MemorySnapshot, Scope
 from oryxtui.tui.overview import AgentMemory, AgentSummary, agent_label
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
@@ -104,6 +104,15 @@ class MemoryView(Vertical):
 
     def focus_entries(self) -> None:
         self.archival.view.focus()
+
+    def reveal(self, entry: MemoryEntry) -> bool:
+        """Focus the entry's pane with the cursor on it (a filter that hides it is cleared);
+        False if it is not shown (it changed since it was found)."""
+        pane = self.core if entry.scope is Scope.CORE else self.archival
+        if isinstance(pane, ArchivalPane) and pane.keyword and not pane.view.point_at(entry.line):
+            pane.close_filter()
+        pane.view.focus()
+        return pane.view.point_at(entry.line)
 
     def show(self, memory: AgentMemory) -> AgentMemory:
         """Show this memory; returns what is shown (the last good content if the file just

@@ -1,0 +1,126 @@
+"""Each pip extra works alone, installed as the README says, from a wheel of this checkout into
+a virtual environment of its own: `web` serves the browser dashboard without the server's
+packages, `server` serves the REST API without the web's, and with neither, each says in one
+sentence how to install it (the installed package's form). Slow: real installs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from oryxtui.extras import install_command
+from oryxtui.workspace import init_workspace
+from tests.serve_process import free_port
+
+pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(folder),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (built,) = folder.glob("oryxtui-*.whl")
+    return built
+
+
+def environment(tmp_path: Path, wheel: Path, extra: str | None) -> Path:
+    """A virtual environment with oryxtui and only `extra`; returns its bin folder."""
+    folder = tmp_path / f"venv-{extra or 'none'}"
+    venv.create(folder, with_pip=True)
+    wanted = f"{wheel}[{extra}]" if extra else str(wheel)
+    subprocess.run(
+        [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", wanted],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    return folder / "bin"
+
+
+def run(bin_folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(bin_folder / "oryxtui"), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def served() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def answered(url: str, deadline: float) -> httpx.Response:
+    while True:
+        try:
+            return httpx.get(url, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("extra", [None, "web", "server"])
+def test_each_extra_works_alone(
+    tmp_path: Path, wheel: Path, extra: str | None, served: list[subprocess.Popen[bytes]]
+) -> None:
+    bin_folder = environment(tmp_path, wheel, extra)
+    root = str(init_workspace(tmp_path / "ws").root)
+    saved = run(bin_folder, "memory", "save", "--root", root, "core works with any extra")
+    assert saved.returncode == 0, saved.stderr
+    for name, command in (("web", "web"), ("server", "serve")):
+        if name == extra:
+            continue
+        refused = run(bin_folder, command, "--root", root)
+        assert refused.returncode == 2, refused.stderr
+        assert f"pip install 'oryxtui[{name}]'" in refused.stderr  # the installed package's
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    if extra is None:
+        return
+    port = free_port()
+    command = "web" if extra == "web" else "serve"
+    served.append(
+        subprocess.Popen(
+            [str(bin_folder / "oryxtui"), command, "--root", root, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
+    path = "/" if extra == "web" else "/api/v1/agents"
+    page = answered(f"http://127.0.0.1:{port}{path}", time.monotonic() + 60)
+    assert page.status_code == 200
+    assert ("oryxtui" in page.text) if extra == "web" else page.json()["code"] == 0
+
+
+def test_a_checkout_is_told_the_checkout_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the tests run on an install from this checkout
+    assert install_command("web") == "pip install '.[web]'"
+    monkeypatch.chdir("/")
+    assert install_command("server") == f"pip install '{ROOT}[server]'"
