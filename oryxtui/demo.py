@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -12,7 +12,13 @@ from pathlib import Path
 import yaml
 
 from oryxtui.errors import MemoryWriteError, OryxError
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, entry_line
+from oryxtui.memory.format import (
+    ARCHIVAL_HEADER,
+    CORE_HEADER,
+    TIME_FORMAT,
+    Clock,
+    entry_line,
+)
 from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
 
 USER_MD = """# About the user
@@ -233,9 +239,7 @@ def _memory_markdown(core: Sequence[str], archival: Sequence[str], now: datetime
     return "\n".join(lines) + "\n"
 
 
-def create_demo_workspace(
-    path: Path, clock: Callable[[], datetime] = datetime.now
-) -> tuple[Workspace, bool]:
+def create_demo_workspace(path: Path, clock: Clock = datetime.now) -> tuple[Workspace, bool]:
     """Create the demo under `path/.oryxos`; an existing workspace there is reused untouched."""
     if (path / WORKSPACE_DIR).exists():
         return Workspace((path / WORKSPACE_DIR).absolute()), False

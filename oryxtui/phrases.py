@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 
-def entries(count: int) -> str:
-    """`1 entry`, `2,000 entries`."""
-    return f"{count:,} entr{'y' if count == 1 else 'ies'}"
+def entries(count: int, kind: str = "") -> str:
+    """`1 entry`, `2,000 entries`, `3 repeated entries`."""
+    return f"{count:,} {kind + ' ' if kind else ''}entr{'y' if count == 1 else 'ies'}"
 
 
 def agent_label(agent: str | None) -> str:

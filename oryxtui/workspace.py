@@ -29,6 +29,7 @@ _AGENT_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _WORKSPACE_MARKERS = ("agents", "memory", "config.toml", "oryxos.db", *BOOTSTRAP_FILES)
 
 
+AgentName = str | None  # an agent's name, or None for the global memory
 MAX_AGENT_NAME = 128  # the agent_name column of oryxos.db; also far below a file name's limit
 
 
@@ -165,6 +166,10 @@ class Workspace:
                 )
             ]
         return sorted(names, key=lambda name: (name.lower(), name))
+
+    def memories(self) -> list[str | None]:
+        """Every memory here: the global one (None), then each agent's."""
+        return [None, *self.list_agents()]
 
     def create_agent(self, name: str, description: str = "") -> Path:
         """A new agent: its folder with an AGENT.md naming it (and `description`). Refused for

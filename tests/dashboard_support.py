@@ -11,7 +11,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.prompt import Prompt
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import LlmSettings, Settings
@@ -19,13 +19,13 @@ from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.memory.history import Actor
 from oryxtui.tui.app import OryxApp
-from oryxtui.tui.overview import AgentKey, AgentMemory
+from oryxtui.tui.overview import AgentMemory
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import AgentName, Workspace
 from tests.support import fixed_clock, make_agent
 
 ALPHA_MEMORY = (
@@ -66,7 +66,7 @@ def app_with_llm(workspace: Workspace, base_url: str) -> OryxApp:
     """The dashboard talking to an OpenAI-compatible server (a ScriptedLLM) at `base_url`."""
     settings = Settings(llm=LlmSettings(base_url=base_url, model="m"))
     service = MemoryService.open(workspace, settings, clock=fixed_clock)
-    runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
+    runner = AgentLoop(workspace, settings, service, SessionStore(workspace.db_path))
     return OryxApp(workspace, settings, service=service, runner=runner, user="tester")
 
 
@@ -119,18 +119,18 @@ def agent_list(app: OryxApp) -> AgentList:
     return app.dashboard.query_one(AgentList)
 
 
-def prompts(app: OryxApp) -> dict[AgentKey, Prompt]:
+def prompts(app: OryxApp) -> dict[AgentName, Prompt]:
     """The newest prompt the preview built for each agent."""
     return app.dashboard.query_one(PromptPane).built
 
 
-def count_reads(service: MemoryService) -> Counter[AgentKey]:
+def count_reads(service: MemoryService) -> Counter[AgentName]:
     """How often each agent's memory is read from now on (calls of `service.snapshot`), so a
     test can see how many reloads a burst of writes caused."""
-    counts: Counter[AgentKey] = Counter()
+    counts: Counter[AgentName] = Counter()
     read = service.snapshot
 
-    def counted(agent: AgentKey, newest_bytes: int | None = None) -> MemorySnapshot:
+    def counted(agent: AgentName, newest_bytes: int | None = None) -> MemorySnapshot:
         counts[agent] += 1
         return read(agent, newest_bytes)
 

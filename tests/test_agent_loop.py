@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from oryxtui.agent.loop import Agent, LoopEvent
+from oryxtui.agent.loop import AgentLoop, LoopEvent
 from oryxtui.agent.sessions import SessionStore, session_id_for
 from oryxtui.config import LlmSettings, MemorySettings, Settings
 from oryxtui.memory import MemoryService
@@ -33,16 +33,18 @@ def agent_workspace(workspace: Workspace) -> Workspace:
 
 def make_runner(
     workspace: Workspace, base_url: str, stream: bool = True, footprint: bool = False
-) -> Agent:
+) -> AgentLoop:
     settings = Settings(
         llm=LlmSettings(base_url=base_url, model="test-model", stream=stream),
         memory=MemorySettings(footprint=footprint),
     )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    return AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
 
 
-def run(runner: Agent, message: str, agent: str | None = "ops") -> list[LoopEvent]:
+def run(runner: AgentLoop, message: str, agent: str | None = "ops") -> list[LoopEvent]:
     return list(runner.run(agent, message, "test", "mei"))
 
 
@@ -227,7 +229,7 @@ def test_a_slow_model_times_out_with_a_clear_message(agent_workspace: Workspace)
     with ScriptedLLM([{"delay": 2, "text": "too late"}]) as llm:
         settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m", timeout_seconds=0.3))
         memory = MemoryService.open(agent_workspace, settings, clock=fixed_clock)
-        runner = Agent(agent_workspace, settings, memory, SessionStore(agent_workspace.db_path))
+        runner = AgentLoop(agent_workspace, settings, memory, SessionStore(agent_workspace.db_path))
         events = run(runner, "hello")
     assert events[-1].kind == "error"
     assert "did not answer within" in events[-1].text and "llm.timeout_seconds" in events[-1].text

@@ -7,12 +7,13 @@ import sqlite3
 
 import pytest
 
-from oryxtui.agent.loop import Agent, footprint
+from oryxtui.agent.loop import AgentLoop, footprint
 from oryxtui.agent.messages import Message, ToolCall, last_turns
 from oryxtui.agent.prompt import RecallUse, recalls_of_last_turn
 from oryxtui.agent.providers.offline import OfflineModel
-from oryxtui.agent.sessions import SessionConflict, SessionStore
+from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import PromptSettings, Settings
+from oryxtui.errors import SessionConflict
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
@@ -20,13 +21,15 @@ from tests.support import fixed_clock, make_agent
 
 
 @pytest.fixture
-def runner(workspace: Workspace) -> Agent:
+def runner(workspace: Workspace) -> AgentLoop:
     make_agent(
         workspace, "ops", "tools: [save_memory, web_search]\nbootstrap: [USER.md, gone.md]\n"
     )
     settings = Settings()
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    return AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
 
 
 def audits(workspace: Workspace) -> list[tuple]:
@@ -50,7 +53,7 @@ def audits(workspace: Workspace) -> list[tuple]:
     ],
 )
 def test_bad_tool_calls_fail_cleanly_store_nothing_and_are_audited(
-    runner: Agent, workspace: Workspace, call: ToolCall, message: str
+    runner: AgentLoop, workspace: Workspace, call: ToolCall, message: str
 ) -> None:
     result = runner.executor.execute(call, "ops", "s1")
     assert result.success is False and message in (result.error or "")
@@ -61,7 +64,7 @@ def test_bad_tool_calls_fail_cleanly_store_nothing_and_are_audited(
     assert row[3] is None and row[4] == 0 and message in row[5] and row[6] >= 0
 
 
-def test_a_tool_that_raises_is_a_failed_result(runner: Agent, workspace: Workspace) -> None:
+def test_a_tool_that_raises_is_a_failed_result(runner: AgentLoop, workspace: Workspace) -> None:
     class Broken(type(runner.tools["recall_memory"])):  # type: ignore[misc]
         def run(self, arguments):
             raise RuntimeError("disk on fire")
@@ -74,7 +77,7 @@ def test_a_tool_that_raises_is_a_failed_result(runner: Agent, workspace: Workspa
     assert audits(workspace)[0][4] == 0
 
 
-def test_tools_write_to_the_agent_of_the_call(runner: Agent, workspace: Workspace) -> None:
+def test_tools_write_to_the_agent_of_the_call(runner: AgentLoop, workspace: Workspace) -> None:
     make_agent(workspace, "other")
     runner.executor.execute(ToolCall("1", "save_memory", '{"content": "for ops"}'), "ops", "a")
     runner.executor.execute(ToolCall("2", "save_memory", '{"content": "for other"}'), "other", "b")
@@ -85,7 +88,7 @@ def test_tools_write_to_the_agent_of_the_call(runner: Agent, workspace: Workspac
     assert json.loads(success[0][3])["saved"] is True
 
 
-def test_tool_schemas_come_from_the_input_models(runner: Agent) -> None:
+def test_tool_schemas_come_from_the_input_models(runner: AgentLoop) -> None:
     schema = runner.tools["save_memory"].schema()["function"]
     assert schema["name"] == "save_memory"
     assert schema["parameters"]["properties"]["scope"]["enum"] == ["core", "archival"]
@@ -114,7 +117,7 @@ def test_history_keeps_the_last_whole_turns_with_their_tool_messages() -> None:
 
 
 def test_prompt_blocks_in_order_with_sizes_and_warnings(
-    runner: Agent, workspace: Workspace
+    runner: AgentLoop, workspace: Workspace
 ) -> None:
     (workspace.root / "USER.md").write_text("User: Mei")
     runner.memory.save("ops", "likes tea", "core")
@@ -143,7 +146,9 @@ def test_the_current_time_line_can_be_turned_off(workspace: Workspace) -> None:
     make_agent(workspace, "ops")
     settings = Settings(prompt=PromptSettings(current_time=False))
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    runner = AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
     prompt = runner.prompts.build("ops", [])
     assert [b.name for b in prompt.blocks] == ["identity", "memory", "history", "tools"]
     identity = prompt.block("identity").text
@@ -152,7 +157,7 @@ def test_the_current_time_line_can_be_turned_off(workspace: Workspace) -> None:
     )
 
 
-def test_prompt_rereads_files_on_every_build(runner: Agent, workspace: Workspace) -> None:
+def test_prompt_rereads_files_on_every_build(runner: AgentLoop, workspace: Workspace) -> None:
     agent_file = workspace.agents_dir / "ops" / "AGENT.md"
     first = runner.prompts.build("ops", [])
     agent_file.write_text(agent_file.read_text().replace("Body of ops.", "A new body."))
@@ -163,7 +168,9 @@ def test_prompt_rereads_files_on_every_build(runner: Agent, workspace: Workspace
     assert "changed user file" in second.block("identity").text
 
 
-def test_bootstrap_paths_cannot_leave_the_workspace(runner: Agent, workspace: Workspace) -> None:
+def test_bootstrap_paths_cannot_leave_the_workspace(
+    runner: AgentLoop, workspace: Workspace
+) -> None:
     folder = workspace.agents_dir / "ops"
     (folder / "AGENT.md").write_text("---\nbootstrap: [../../secret.txt]\n---\n")
     (workspace.root.parent.parent / "secret.txt").write_text("secret")
@@ -172,7 +179,9 @@ def test_bootstrap_paths_cannot_leave_the_workspace(runner: Agent, workspace: Wo
     assert "outside the workspace" in prompt.warnings[0]
 
 
-def test_agent_history_setting_overrides_the_config(runner: Agent, workspace: Workspace) -> None:
+def test_agent_history_setting_overrides_the_config(
+    runner: AgentLoop, workspace: Workspace
+) -> None:
     folder = workspace.agents_dir / "ops"
     (folder / "AGENT.md").write_text("---\nsettings:\n  max_history_turns: 2\n---\n")
     prompt = runner.prompts.build("ops", _turns(5))
@@ -215,7 +224,7 @@ def test_footprint_is_one_line_and_bounded() -> None:
     assert len(line.split("」⇒")[0]) <= len("触发「") + 201
 
 
-def test_offline_model_drives_the_real_tools(runner: Agent, workspace: Workspace) -> None:
+def test_offline_model_drives_the_real_tools(runner: AgentLoop, workspace: Workspace) -> None:
     events = list(runner.run("ops", "remember in core that Mei is on call this week", "t", "u"))
     assert [e.kind for e in events if e.kind not in ("text", "warning")] == [
         "tool_call",

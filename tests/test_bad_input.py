@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.messages import ToolCall
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
@@ -115,7 +115,7 @@ def test_a_lock_during_a_tool_call_still_audits_it(workspace: Workspace) -> None
         settings = Settings(llm=LlmSettings(base_url=llm.base_url, model="m"))
         memory = MemoryService.open(workspace, settings, clock=fixed_clock)
         sessions = SessionStore(workspace.db_path, fixed_clock, busy_timeout_ms=200)
-        agent = Agent(workspace, settings, memory, sessions)
+        agent = AgentLoop(workspace, settings, memory, sessions)
         holder = None
         kinds = []
         try:

@@ -5,7 +5,7 @@ by the prompt preview as its own block."""
 from __future__ import annotations
 
 from oryxtui.agent.compaction import split
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.messages import Message
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Settings
@@ -33,7 +33,7 @@ def test_the_cut_moves_every_quarter_of_the_window() -> None:
     assert split(turns(11), 8)[0] == earlier  # the same summary for one more turn
 
 
-def runner(workspace: Workspace, llm_url: str | None = None) -> Agent:
+def runner(workspace: Workspace, llm_url: str | None = None) -> AgentLoop:
     settings = Settings.model_validate(
         {
             "prompt": {"compact_history": True, "max_history_turns": 2},
@@ -41,7 +41,9 @@ def runner(workspace: Workspace, llm_url: str | None = None) -> Agent:
         }
     )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    return AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
 
 
 def test_earlier_turns_become_one_summary_message(workspace: Workspace) -> None:

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.digest import DIGEST, extractive_summary, is_digest
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line, parse
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line
 from oryxtui.workspace import Workspace
 from tests import upstream_reference as upstream
 from tests.llm_server import ScriptedLLM
@@ -143,7 +144,7 @@ def test_consolidate_from_the_cli(tmp_path: Path) -> None:
     assert again.returncode == 0 and "Nothing to consolidate" in again.stdout
 
 
-def runner_for(workspace: Workspace, llm_url: str | None, min_entries: int = 5) -> Agent:
+def runner_for(workspace: Workspace, llm_url: str | None, min_entries: int = 5) -> AgentLoop:
     settings = Settings.model_validate(
         {
             "memory": {"consolidate": {"auto": True, "min_entries": min_entries}},
@@ -151,7 +152,9 @@ def runner_for(workspace: Workspace, llm_url: str | None, min_entries: int = 5) 
         }
     )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    return AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
 
 
 def test_after_a_turn_the_agents_llm_writes_the_digest(workspace: Workspace) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oryxtui.agent.episodes import EpisodeStore
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
@@ -21,12 +21,14 @@ from tests.llm_server import ScriptedLLM
 from tests.support import fixed_clock, make_agent, run_oryxtui
 
 
-def runner(workspace: Workspace, llm_url: str | None = None) -> Agent:
+def runner(workspace: Workspace, llm_url: str | None = None) -> AgentLoop:
     settings = Settings.model_validate(
         {"llm": {"base_url": llm_url, "model": "m"}} if llm_url else {}
     )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
-    return Agent(workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock))
+    return AgentLoop(
+        workspace, settings, memory, SessionStore(workspace.db_path, clock=fixed_clock)
+    )
 
 
 @pytest.fixture

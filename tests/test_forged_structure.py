@@ -8,7 +8,8 @@ import sqlite3
 from oryxtui import database
 from oryxtui.config import Mem0Settings, MemorySettings, Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, parse
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.mem0_server import Mem0Server
 from tests.support import fixed_clock, make_agent, run_oryxtui

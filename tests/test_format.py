@@ -7,6 +7,8 @@ import re
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from oryxtui.memory.backends.markdown.sections import with_entry
+from oryxtui.memory.document import parse
 from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     BOM,
@@ -16,12 +18,9 @@ from oryxtui.memory.format import (
     Scope,
     entry_from_line,
     entry_line,
-    injected_window,
-    parse,
-    render_context,
     sanitize_content,
 )
-from oryxtui.memory.sections import with_entry
+from oryxtui.memory.window import injected_window, render_context
 from tests import upstream_reference as upstream
 
 SAMPLE = f"""{CORE_HEADER}

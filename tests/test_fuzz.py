@@ -73,7 +73,7 @@ def test_cli_arguments_and_stdin(
         return  # would create workspaces wherever a token points
     monkeypatch_module.setattr("sys.stdin", io.StringIO(stdin))
     # No subcommand opens the dashboard; that is tested elsewhere, here it would wait forever.
-    monkeypatch_module.setattr("oryxtui.cli._run_dashboard", lambda *_args, **_kw: 0)
+    monkeypatch_module.setattr("oryxtui.cli.workspace.run_dashboard", lambda *_args, **_kw: 0)
     monkeypatch_module.chdir(cli_workspace)
     try:
         code = main(argv)

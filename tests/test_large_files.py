@@ -11,9 +11,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import MemoryService, sections
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, parse
-from oryxtui.memory.markdown_store import MarkdownMemoryStore
+from oryxtui.memory import MemoryService
+from oryxtui.memory.backends.markdown import sections
+from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope
 from oryxtui.workspace import Workspace
 from tests.test_format import memory_texts
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import MemoryService, files, writer
+from oryxtui.memory import MemoryService, files
+from oryxtui.memory.backends.markdown import writer
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.support import make_agent

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Mem0Settings, MemorySettings, Settings
 from oryxtui.errors import ServiceUnavailable
@@ -142,7 +142,7 @@ def test_the_dashboard_marks_the_agent_and_the_loop_still_runs(
     server.fail_with = 503
     shown = load_agent(workspace, memory, "ops")
     assert shown.snapshot is None and "mem0" in (shown.summary.error or "")
-    runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path))
+    runner = AgentLoop(workspace, settings, memory, SessionStore(workspace.db_path))
     events = list(runner.run("ops", "hello there", "t", "u"))
     assert events[-1].kind == "final" and events[-1].text.startswith("(offline model)")
     warnings = [e.text for e in events if e.kind == "warning"]

@@ -13,7 +13,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import parse, sanitize_content
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import sanitize_content
 from oryxtui.workspace import init_workspace
 
 texts = st.one_of(

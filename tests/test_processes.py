@@ -16,7 +16,8 @@ import pytest
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import Scope, parse
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import Scope
 from oryxtui.memory.history import memory_at
 from oryxtui.workspace import Workspace
 from tests.support import make_agent

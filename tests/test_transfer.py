@@ -17,12 +17,7 @@ from hypothesis import strategies as st
 from oryxtui.config import Settings
 from oryxtui.errors import UsageError
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import (
-    ARCHIVAL_HEADER,
-    CORE_HEADER,
-    TIME_FORMAT,
-    sanitize_content,
-)
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, sanitize_content
 from oryxtui.workspace import Workspace, init_workspace
 from tests.support import cli, fixed_clock, make_agent, run_oryxtui
 

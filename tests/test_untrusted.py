@@ -16,7 +16,7 @@ import pytest
 
 from oryxtui import database
 from oryxtui.agent.episodes import episode_store
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore, os_user, session_id_for
 from oryxtui.api.app import create_api
 from oryxtui.config import Settings, load_settings
@@ -138,7 +138,7 @@ def test_session_rows_of_any_shape_are_read_around(workspace: Workspace) -> None
     turns = json.loads(found.stdout)["turns"]  # the readable turns of each row
     assert {t["session"] for t in turns} == {"web:u:ops", "web:w:ops"}
     # The agent's tool reads the same rows.
-    runner = Agent(
+    runner = AgentLoop(
         workspace,
         Settings(),
         MemoryService.open(workspace, Settings()),
@@ -319,7 +319,7 @@ def test_a_huge_turn_makes_a_small_tool_result(workspace: Workspace) -> None:
     huge = "deploy " + "x" * 3_000_000
     session_row(workspace, "web:u:ops", [{"role": "user", "content": huge}, GOOD_TURN[1]] * 20)
     settings = Settings()
-    runner = Agent(
+    runner = AgentLoop(
         workspace,
         settings,
         MemoryService.open(workspace, settings),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import MemorySettings, Settings
 from oryxtui.memory import MemoryService
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> None:
 
     print("ready", flush=True)
     if mode == "chat-forever":
-        runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
+        runner = AgentLoop(workspace, settings, service, SessionStore(workspace.db_path))
         turn = 0
         while True:
             turn += 1

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oryxtui.agent.providers import ChatProvider, ModelTurn, ProviderError, create_provider
+from oryxtui.agent.providers import ChatProvider, ModelTurn, create_provider
 from oryxtui.agent.providers.offline import OfflineModel
 from oryxtui.config import Settings
+from oryxtui.errors import ProviderError
 from oryxtui.memory.digest import EXTRACTIVE, Summariser
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.workspace import Workspace

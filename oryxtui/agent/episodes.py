@@ -341,7 +341,8 @@ class EpisodeStore:
         as none, and is replaced."""
         import numpy as np
 
-        from oryxtui.memory.recall.embedders import EmbedderError, usable
+        from oryxtui.errors import EmbedderError
+        from oryxtui.memory.recall.embedders import usable
 
         embedder = self.embedder
         assert embedder is not None

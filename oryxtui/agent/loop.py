@@ -11,13 +11,7 @@ from oryxtui.agent.consolidation import summariser_of
 from oryxtui.agent.episodes import episode_store
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
-from oryxtui.agent.providers import (
-    ChatProvider,
-    ModelTurn,
-    ProviderError,
-    TextDelta,
-    create_provider,
-)
+from oryxtui.agent.providers import ChatProvider, ModelTurn, TextDelta, create_provider
 from oryxtui.agent.sessions import Session, SessionStore, session_id_for
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.config import Settings
@@ -61,7 +55,7 @@ def footprint(user_message: str, reply: str) -> str:
 ProviderFactory = Callable[[Settings, AgentDefinition | None], ChatProvider]
 
 
-class Agent:
+class AgentLoop:
     """Everything a turn needs for one workspace: memory, sessions, tools, prompts, providers."""
 
     def __init__(
@@ -131,7 +125,7 @@ class Agent:
                         yield LoopEvent("text", event.text)
                     elif isinstance(event, ModelTurn):
                         turn = event
-            except (ProviderError, OryxError) as exc:
+            except OryxError as exc:  # the model failing included
                 yield from self._store(session, produced)
                 yield LoopEvent("error", str(exc))
                 return

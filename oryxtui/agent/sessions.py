@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from oryxtui import database
 from oryxtui.agent.messages import Message, parse_messages
-from oryxtui.errors import DatabaseError, OryxError
-from oryxtui.memory.format import TIME_FORMAT
+from oryxtui.errors import DatabaseError, SessionConflict
+from oryxtui.memory.format import TIME_FORMAT, Clock
 from oryxtui.workspace import GLOBAL_AGENT
 
 GLOBAL_PROFILE = GLOBAL_AGENT  # a session of the global memory
-
-
-class SessionConflict(OryxError):
-    """Another process changed the session since it was read."""
 
 
 def session_id_for(channel: str, user: str, agent: str | None) -> str:
@@ -58,7 +53,7 @@ class SessionStore:
     def __init__(
         self,
         db_path: Path,
-        clock: Callable[[], datetime] = datetime.now,
+        clock: Clock = datetime.now,
         busy_timeout_ms: int = database.BUSY_TIMEOUT_MS,
     ) -> None:
         self.db_path = db_path

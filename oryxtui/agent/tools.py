@@ -16,8 +16,8 @@ from oryxtui.agent.episodes import REPLY_CHARS, EpisodeStore, clipped
 from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
+from oryxtui.memory.format import parse_scope
 from oryxtui.memory.history import Actor, current_actor
-from oryxtui.memory.service import parse_scope
 from oryxtui.notices import collecting
 
 

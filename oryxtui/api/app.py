@@ -17,22 +17,15 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui import __version__
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.api.guard import RequestGuard
 from oryxtui.api.models import envelope
-from oryxtui.api.routes import ApiError, router
+from oryxtui.api.routes import router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import (
-    AgentDefinitionError,
-    ConfigError,
-    DatabaseError,
-    MemoryWriteError,
     OryxError,
-    OutsideWorkspace,
-    ServiceUnavailable,
-    StaleEntry,
     UsageError,
 )
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
@@ -50,7 +43,7 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:[\w.\-]+/)*[\w.\-]+")
 def _keep_index(memory: MemoryService, workspace: Workspace, stopped: threading.Event) -> None:
     from oryxtui.memory.recall.keeper import keep_index
 
-    keep_index(memory, lambda: [None, *workspace.list_agents()], stopped)
+    keep_index(memory, workspace.memories, stopped)
 
 
 def create_api(
@@ -89,7 +82,7 @@ def create_api(
     api.state.workspace = workspace
     api.state.settings = settings
     api.state.memory = memory
-    api.state.runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path))
+    api.state.runner = AgentLoop(workspace, settings, memory, SessionStore(workspace.db_path))
     api.state.queue = AgentQueue()
 
     def scrub(message: str) -> str:
@@ -131,13 +124,9 @@ def create_api(
         max_body_bytes=MAX_BODY_BYTES,
     )
 
-    @api.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return failure(exc.status, exc.message)
-
     @api.exception_handler(OryxError)
     async def oryx_error(_: Request, exc: OryxError) -> JSONResponse:
-        return failure(_status_for(exc), str(exc))
+        return failure(exc.http_status, str(exc))
 
     @api.exception_handler(RequestValidationError)
     async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -177,18 +166,6 @@ def _serve_docs(api: FastAPI) -> None:
             swagger_css_url="/docs/assets/swagger-ui.css",
             swagger_favicon_url="/docs/assets/favicon-32x32.png",
         )
-
-
-def _status_for(error: OryxError) -> int:
-    if isinstance(error, UsageError | ConfigError):
-        return 400
-    if isinstance(error, MemoryWriteError | OutsideWorkspace | StaleEntry):
-        return 409  # refused given the file's state: a symlink, undecodable bytes, a held lock
-    if isinstance(error, AgentDefinitionError):
-        return 422
-    if isinstance(error, ServiceUnavailable | DatabaseError):
-        return 503
-    return 500
 
 
 def check_bind(host: str, token: str | None, allowed_hosts: Sequence[str] = ()) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BaseModel, ValidationError
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import os_user, session_id_for
 from oryxtui.api.models import (
     AgentInfo,
@@ -29,17 +29,10 @@ from oryxtui.api.models import (
 )
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
-from oryxtui.errors import OryxError
+from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.notices import collected
 from oryxtui.workspace import Workspace
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def workspace_of(request: Request) -> Workspace:
@@ -54,7 +47,7 @@ def memory_of(request: Request) -> MemoryService:
     return request.app.state.memory
 
 
-def runner_of(request: Request) -> Agent:
+def runner_of(request: Request) -> AgentLoop:
     return request.app.state.runner
 
 
@@ -72,7 +65,7 @@ def known_agent(
     workspace: Annotated[Workspace, Depends(workspace_of)],
 ) -> str:
     if name not in workspace.list_agents():
-        raise ApiError(404, f"No agent named {name!r} in this workspace.")
+        raise NotFound(f"No agent named {name!r} in this workspace.")
     return name
 
 
@@ -172,7 +165,7 @@ async def change_entry(
     "scope": "core"}); its time is kept. 409 when the entry changed since it was read."""
     body = await json_body(request, ChangeBody, '{"content": "...", "scope": "core"}')
     if body.content is None and body.scope is None:
-        raise ApiError(400, 'Nothing to change: give "content", "scope" or both.')
+        raise UsageError('Nothing to change: give "content", "scope" or both.')
     # One change, checked whole before anything is written: a bad scope never leaves the
     # text edited behind a 400.
     entry = await queue.run(name, memory.change, name, entry_id, body.content, body.scope)
@@ -218,7 +211,9 @@ def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False)
 
 
 @router.get("/{name}/prompt", response_model=Envelope[PromptInfo])
-def prompt(name: AgentName, runner: Annotated[Agent, Depends(runner_of)], scrub: Scrub) -> Response:
+def prompt(
+    name: AgentName, runner: Annotated[AgentLoop, Depends(runner_of)], scrub: Scrub
+) -> Response:
     """What the model would receive now, block by block."""
     # A GET never asks the model for anything (a page on another site can send one).
     built = runner.prompt(name, session_id_for("cli", os_user(), name), ask=False)
@@ -235,7 +230,7 @@ async def json_body(request: Request, model: type[Body], example: str) -> Body:
     try:
         return model.model_validate(json.loads(raw or b"null"))
     except (ValueError, ValidationError, RecursionError):
-        raise ApiError(400, f"The body must be JSON like {example}.") from None
+        raise UsageError(f"The body must be JSON like {example}.") from None
 
 
 def answer(data: Any) -> Response:

@@ -2,7 +2,8 @@
 
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.service import MemoryService, current_agent
-from oryxtui.memory.store import LongTermMemoryStore, MemorySnapshot
+from oryxtui.memory.snapshot import MemorySnapshot
+from oryxtui.memory.store import LongTermMemoryStore
 
 __all__ = [
     "LongTermMemoryStore",

@@ -28,7 +28,7 @@ from oryxtui.memory.format import (
     java_length,
     sanitize_content,
 )
-from oryxtui.memory.recall.tokens import tokens
+from oryxtui.memory.tokens import tokens
 
 MARK = "摘要"
 DIGEST = re.compile(r"摘要 (.+?) … (.+?) \((\d+) entr(?:y|ies)(?:, ([a-z]+))?\): ")

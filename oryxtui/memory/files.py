@@ -1,4 +1,6 @@
-"""Putting a new MEMORY.md in place atomically, and seeing what the switch displaced.
+"""Files as memory keeps them: their stat signature (what they look like, to see that someone
+wrote them), the cross-process lock beside a file, new files written whole beside them, and
+putting a new MEMORY.md in place atomically, seeing what the switch displaced.
 
 A writer that ignores our lock (an editor, upstream) can save in the instant between our last
 check and our rename. A plain rename would then silently drop its save. On Linux we swap the new
@@ -14,8 +16,28 @@ import errno
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from oryxtui.errors import MemoryWriteError
+from oryxtui.workspace import Workspace
+
+StatSignature = tuple[int, int, int, int]  # inode, size, mtime and ctime in nanoseconds
+MISSING: StatSignature = (0, -1, 0, 0)
+
+
+def signature_of(stat: os.stat_result) -> StatSignature:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def stat_signature(path: Path) -> StatSignature:
+    """What a file looks like now (MISSING if it is not there): equal while nobody wrote it."""
+    try:
+        return signature_of(os.stat(path))
+    except FileNotFoundError:
+        return MISSING
+
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -89,3 +111,70 @@ def fsync_folder(folder: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+@contextlib.contextmanager
+def file_lock(
+    workspace: Workspace, path: Path, timeout: float, create: bool = True
+) -> Iterator[None]:
+    """The cross-process lock on `path`.lock (a sibling never deleted, so never `path` itself,
+    which a save replaces), with every refusal as one sentence. Without `create`, a missing
+    folder is not made, and a folder removed meanwhile is refused: a look, not a save,
+    must never bring back a folder someone moved away (filelock always makes it, so a look
+    takes the same flock itself)."""
+    from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
+
+    workspace.check_write_target(path)
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        workspace.check_write_target(path)
+        if lock_path.is_symlink():
+            raise MemoryWriteError(
+                f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
+            )
+        if not create:
+            with _flocked(lock_path, timeout):
+                yield
+            return
+        with FileLock(lock_path, timeout=timeout):
+            yield
+    except Timeout:
+        raise MemoryWriteError(
+            f"{path} stayed locked by another writer for {timeout:.0f} s; "
+            "nothing was saved — try again."
+        ) from None
+    except FileNotFoundError as exc:
+        if create:
+            raise MemoryWriteError(
+                f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
+            ) from None
+        raise MemoryWriteError(f"{path.parent} is gone; nothing was recorded.") from None
+    except OSError as exc:
+        raise MemoryWriteError(
+            f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
+        ) from None
+
+
+@contextlib.contextmanager
+def _flocked(lock_path: Path, timeout: float) -> Iterator[None]:
+    """The flock filelock takes, on a lock file in a folder that must already exist."""
+    import fcntl
+
+    from filelock import Timeout
+
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Timeout(str(lock_path)) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(descriptor)  # and the lock with it

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oryxtui.errors import UsageError
+from oryxtui.memory.document import parse
 from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     BOM,
@@ -25,7 +26,6 @@ from oryxtui.memory.format import (
     Scope,
     entry_from_line,
     entry_line,
-    parse,
 )
 from oryxtui.workspace import is_valid_agent_name
 

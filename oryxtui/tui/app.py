@@ -31,12 +31,12 @@ from oryxtui.tui.messages import (
     WatchStarted,
 )
 from oryxtui.tui.screens.dashboard import DashboardScreen
-from oryxtui.tui.text import Neutralised, display_text
+from oryxtui.tui.text import Neutralised, tell
 from oryxtui.tui.watcher import watch_workspace
 from oryxtui.workspace import Workspace
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.loop import AgentLoop
 
 REMOTE_POLL_SECONDS = 3.0
 NEUTRALISED = Neutralised()
@@ -75,7 +75,7 @@ class OryxApp(App[None]):
         service: MemoryService | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         watch: bool = True,
-        runner: Agent | None = None,
+        runner: AgentLoop | None = None,
         user: str | None = None,
     ) -> None:
         super().__init__()
@@ -94,15 +94,15 @@ class OryxApp(App[None]):
         self._notices = ToApp(self)
         self._said: set[str] = set()
 
-    def agent_loop(self) -> Agent:
+    def agent_loop(self) -> AgentLoop:
         """The loop the chat and the prompt preview run, made on first use (from their workers:
         importing it is not on the way to the first frame)."""
         with self._runner_lock:
             if self._runner is None:
-                from oryxtui.agent.loop import Agent
+                from oryxtui.agent.loop import AgentLoop
 
                 sessions = SessionStore(self.workspace.db_path)
-                self._runner = Agent(self.workspace, self.settings, self.service, sessions)
+                self._runner = AgentLoop(self.workspace, self.settings, self.service, sessions)
             return self._runner
 
     def get_line_filters(self) -> Sequence[LineFilter]:
@@ -135,7 +135,7 @@ class OryxApp(App[None]):
         dashboard = self.dashboard
         keep_index(
             self.service,
-            lambda: [None, *self.workspace.list_agents()],
+            self.workspace.memories,
             self._index_stopped,
             lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
         )
@@ -148,7 +148,7 @@ class OryxApp(App[None]):
     def _noticed(self, event: Noticed) -> None:
         if event.text not in self._said:  # a notice repeated by every reload is said once
             self._said.add(event.text)
-            self.notify(display_text(event.text), title="Warning", severity="warning", markup=False)
+            tell(self, event.text, title="Warning", severity="warning")
 
     def _poll(self) -> None:
         self.dashboard.post_message(StoreChanged(everyone=False))

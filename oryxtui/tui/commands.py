@@ -27,7 +27,7 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
         ("Chat", "Talk to the selected agent (c)", screen.action_chat),
         ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
     ]
-    entry = screen.entry_at_cursor()
+    entry = view.entry_at_cursor()
     if entry is not None and not isinstance(screen.selected, Unselected):
         other = "archival" if entry.scope.value == "core" else "core"
         commands += [

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from oryxtui.memory.recall.results import IndexStatus
-from oryxtui.tui.overview import AgentKey, AgentMemory, AgentSummary
+from oryxtui.tui.overview import AgentMemory, AgentSummary
+from oryxtui.workspace import AgentName
 
 
 @dataclass
@@ -36,7 +37,7 @@ class SummariesLoaded(Message):
 class CensusTaken(Message):
     """A big file's entries, all counted (its snapshot holds only the newest)."""
 
-    agent: AgentKey
+    agent: AgentName
     archival_count: int | None
     lost_count: int
 
@@ -48,7 +49,7 @@ class CensusTaken(Message):
 class MemoryChanged(Message):
     """An agent's MEMORY.md changed on disk (the watcher saw it)."""
 
-    agent: AgentKey
+    agent: AgentName
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, MemoryChanged) and message.agent == self.agent
@@ -83,7 +84,7 @@ class WatchStarted(Message):
 class IndexChanged(Message):
     """The live index synced an agent: how much of its memory has vectors now."""
 
-    agent: AgentKey
+    agent: AgentName
     status: IndexStatus
 
     def can_replace(self, message: Message) -> bool:
@@ -95,3 +96,15 @@ class Noticed(Message):
     """Something went wrong beside a result that stands (a worker's notice): said once."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What the dashboard publishes to the views opened over it (a history view follows it):
+    one agent's memory changed, or, with `anyone`, any memory may have."""
+
+    agent: AgentName = None
+    anyone: bool = False
+
+    def concerns(self, agent: AgentName) -> bool:
+        return self.anyone or self.agent == agent

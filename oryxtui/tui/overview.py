@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService, MemorySnapshot
-from oryxtui.phrases import agent_label  # noqa: F401 - the screens name agents through it
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import (
+    AgentName,
+    Workspace,
+)
 
-AgentKey = str | None  # an agent name, or None for the global memory
-GLOBAL: AgentKey = None
+GLOBAL: AgentName = None
 
 
 class Unselected:
@@ -21,14 +22,14 @@ class Unselected:
 
 
 UNSELECTED = Unselected()
-Selection = AgentKey | Unselected
+Selection = AgentName | Unselected
 
 
 @dataclass(frozen=True)
 class AgentSummary:
     """One sidebar row: entry counts and what is wrong, if anything. `name` None is global."""
 
-    name: AgentKey
+    name: AgentName
     core_count: int | None = None
     archival_count: int | None = None
     description: str = ""

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Generic, TypeVar
 
 Key = TypeVar("Key", bound=Hashable)  # what is loaded: an agent
-Clock = Callable[[], float]
+Monotonic = Callable[[], float]  # seconds, only ever compared
 Schedule = Callable[[float, Callable[[], None]], object]  # (delay, callback): a timer
 
 MIN_RELOAD_INTERVAL = 0.05  # a burst of writes is read at most ~20 times a second per agent
@@ -27,7 +27,7 @@ class ReloadPacer(Generic[Key]):
         self,
         start: Callable[[Key], None],
         schedule: Schedule,
-        clock: Clock,
+        clock: Monotonic,
         min_interval: float = MIN_RELOAD_INTERVAL,
     ) -> None:
         self._start = start
@@ -72,7 +72,7 @@ class CensusThrottle(Generic[Key]):
         self,
         start: Callable[[Key], None],
         schedule: Schedule,
-        clock: Clock,
+        clock: Monotonic,
         interval: float = CENSUS_INTERVAL,
     ) -> None:
         self._start = start

@@ -9,12 +9,19 @@ catches everything else, whatever widget drew it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 from textual.filter import LineFilter
 
 from oryxtui.terminal import UNSAFE, neutralize
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.notifications import SeverityLevel
+    from textual.widget import Widget
 
 
 def display_text(text: str, limit: int | None = None) -> str:
@@ -23,6 +30,14 @@ def display_text(text: str, limit: int | None = None) -> str:
     if limit is not None:
         text = text[: limit * 2 + 64]  # a row never shows more; keeps 1 MB lines cheap to draw
     return neutralize(text).replace("\t", " ").replace("\n", " ")
+
+
+def tell(
+    node: Widget | App[Any], message: str, title: str = "", severity: SeverityLevel = "information"
+) -> None:
+    """A notification: its text shown as one row of data (never markup, never a control
+    sequence), from the app's thread or a worker's (Textual's `notify` is thread-safe)."""
+    node.notify(display_text(message), title=title, severity=severity, markup=False)
 
 
 class Neutralised(LineFilter):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oryxtui.tui.overview import GLOBAL, AgentKey
-from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, Workspace, is_valid_agent_name
+from oryxtui.tui.overview import GLOBAL
+from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, AgentName, Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
     from watchfiles import Change
@@ -26,7 +26,7 @@ DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
 class WorkspaceChanges:
     """What one batch of file events means for the dashboard."""
 
-    memory: set[AgentKey] = field(default_factory=set)  # agents whose MEMORY.md changed
+    memory: set[AgentName] = field(default_factory=set)  # agents whose MEMORY.md changed
     database: bool = False  # oryxos.db changed: any agent's sqlite-backed memory may have
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now

@@ -19,7 +19,7 @@ from timing import summarize, time_calls
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import parse
+from oryxtui.memory.document import parse
 from oryxtui.memory.history import Actor
 from oryxtui.workspace import init_workspace
 

@@ -17,7 +17,8 @@ from timing import time_calls
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, parse
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import init_workspace
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from timing import time_calls
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.messages import Message, ToolCall
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Settings
@@ -40,7 +40,7 @@ def run() -> dict[str, object]:
         (agent_dir / "MEMORY.md").write_text("\n".join(lines) + "\n")
         settings = Settings()
         memory = MemoryService.open(workspace, settings)
-        runner = Agent(workspace, settings, memory, SessionStore(workspace.db_path))
+        runner = AgentLoop(workspace, settings, memory, SessionStore(workspace.db_path))
         history: list[Message] = []
         for turn in range(20):
             call = ToolCall(f"c{turn}", "recall_memory", '{"keyword": "tea"}')

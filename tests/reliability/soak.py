@@ -31,11 +31,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from oryxtui.agent.loop import Agent
+from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import LlmSettings, load_settings
 from oryxtui.memory import MemoryService
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line, parse
+from oryxtui.memory.document import parse
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_from_line
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.workspace import Workspace
@@ -118,7 +119,7 @@ def loop_writer(root: Path, agents: list[str], deadline: float, tally: Tally) ->
         llm_settings = LlmSettings(provider="openai", base_url=llm.base_url, model="soak")
         settings = load_settings(workspace.config_path).model_copy(update={"llm": llm_settings})
         service = MemoryService.open(workspace, settings)
-        runner = Agent(workspace, settings, service, SessionStore(workspace.db_path))
+        runner = AgentLoop(workspace, settings, service, SessionStore(workspace.db_path))
         sequence = 0
         while time.monotonic() < deadline:
             agent, sequence = random.choice(agents), sequence + 1

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from oryxtui.agent.messages import ToolCall
 from oryxtui.config import Settings
-from oryxtui.errors import ConfigError, OryxError
+from oryxtui.errors import ConfigError
 from oryxtui.workspace import AgentDefinition
 
 
@@ -24,10 +24,6 @@ class ModelTurn:
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-
-
-class ProviderError(OryxError):
-    """The model could not be reached or refused the request."""
 
 
 class ChatProvider(Protocol):

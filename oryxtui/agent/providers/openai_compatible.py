@@ -9,7 +9,8 @@ from urllib.parse import urlparse
 import openai
 
 from oryxtui.agent.messages import ToolCall
-from oryxtui.agent.providers import ModelTurn, ProviderError, TextDelta
+from oryxtui.agent.providers import ModelTurn, TextDelta
+from oryxtui.errors import ProviderError
 
 
 class OpenAICompatibleProvider:

@@ -14,16 +14,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from oryxtui.errors import OryxError
+from oryxtui.errors import EmbedderError
 
 if TYPE_CHECKING:
     from oryxtui.config import EmbeddingSettings
 
 Vector = np.ndarray
-
-
-class EmbedderError(OryxError):
-    """The embedder could not embed: unreachable, refused, or answered something unusable."""
 
 
 class Embedder(Protocol):

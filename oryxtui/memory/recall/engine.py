@@ -21,9 +21,9 @@ import numpy as np
 
 from oryxtui import notices
 from oryxtui.database import Database
-from oryxtui.errors import DatabaseError
+from oryxtui.errors import DatabaseError, EmbedderError
 from oryxtui.memory.format import TIME_FORMAT, RecallIndex
-from oryxtui.memory.recall.embedders import Embedder, EmbedderError, usable
+from oryxtui.memory.recall.embedders import Embedder, usable
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.results import (
@@ -40,7 +40,8 @@ from oryxtui.memory.recall.vectors import (
     agent_key,
     entry_hash,
 )
-from oryxtui.memory.store import Corpus, Rankable
+from oryxtui.memory.snapshot import Corpus
+from oryxtui.memory.store import Rankable
 
 if TYPE_CHECKING:
     from oryxtui.config import RecallSettings

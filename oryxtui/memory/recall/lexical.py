@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oryxtui.memory.recall.tokens import IS_CJK, SPLIT, bigrams, tokens
+from oryxtui.memory.tokens import IS_CJK, SPLIT, bigrams, tokens
 
 K1 = 1.2
 B = 0.75

@@ -5,9 +5,6 @@ each pane owns what it shows."""
 from __future__ import annotations
 
 import contextlib
-import os
-import shlex
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,11 +12,12 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
@@ -29,51 +27,47 @@ from oryxtui.memory import MemoryEntry, MemoryService, Scope
 from oryxtui.memory.digest import Digest
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
-from oryxtui.phrases import entries
+from oryxtui.phrases import agent_label, entries
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
     AgentsListed,
     CensusTaken,
+    Changed,
     IndexChanged,
     MemoryChanged,
     StoreChanged,
-    SummariesLoaded,
     WatchStarted,
 )
 from oryxtui.tui.overview import (
     UNSELECTED,
-    AgentKey,
     AgentMemory,
     AgentSummary,
     Selection,
     Unselected,
-    agent_label,
     load_agent,
     take_census,
 )
-from oryxtui.tui.pacing import CensusThrottle, Clock, ReloadPacer
-from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
+from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
+from oryxtui.tui.screens.change_entry import ConfirmScreen
 from oryxtui.tui.screens.help import HelpScreen
 from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import Found, RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.screens.sessions import SessionsScreen
-from oryxtui.tui.text import display_text
+from oryxtui.tui.text import tell
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
-from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import AgentName, Workspace
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.loop import AgentLoop
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SMALL_WIDTH = 100  # below this, a narrower agent list
 SIDE_WIDTHS = (30, 42, 55, 70)  # the chat/prompt column, in % of the width ([ and ] step)
-SUMMARY_BATCH_SECONDS = 0.1
 FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
 
 
@@ -123,9 +117,9 @@ class DashboardScreen(Screen[None]):
         workspace: Workspace,
         settings: Settings,
         service: MemoryService,
-        agent_loop: Callable[[], Agent],
+        agent_loop: Callable[[], AgentLoop],
         user: str,
-        clock: Clock = time.monotonic,
+        clock: Monotonic = time.monotonic,
     ) -> None:
         super().__init__()
         self.workspace = workspace
@@ -137,17 +131,20 @@ class DashboardScreen(Screen[None]):
         self.pacer = ReloadPacer(self._load, self.set_timer, clock)
         self._counts_wanted = False  # the other agents' counts, after the selected agent's
         self.census = CensusThrottle(self._take_census, self.set_timer, clock)
-        self.index_status: dict[AgentKey, IndexStatus] = {}  # from the live index
+        self.index_status: dict[AgentName, IndexStatus] = {}  # from the live index
         self.side_width = 42
+        # What the views opened over the dashboard follow (the history view reads again).
+        self.changes: Signal[Changed] = Signal(self, "memory-changed")
         self._to_reveal: Found | None = None  # a recall result to show once its agent is
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="body"):
-            agents = AgentList(self.clock, id="agents").data_bind(DashboardScreen.selected)
+            agents = AgentList(self.clock, self._summary_of, id="agents")
+            agents.data_bind(DashboardScreen.selected)
             agents.border_title = "Agents"
             yield agents
-            yield MemoryView(id="main")
+            yield MemoryView(self.service, self.workspace, id="main")
             with TabbedContent(id="side", initial="chat-tab"):
                 with TabPane("Chat", id="chat-tab"):
                     yield ChatPane(self.agent_loop, self.user, id="chat").data_bind(
@@ -195,7 +192,7 @@ class DashboardScreen(Screen[None]):
     def _list_agents(self) -> None:
         self.post_message(AgentsListed(self.workspace.list_agents()))
 
-    def _load(self, agent: AgentKey) -> None:
+    def _load(self, agent: AgentName) -> None:
         if isinstance(self.shown, Unselected) and self.service.watch is not Watch.POLL:
             # Nothing is on screen yet and the memory is local: read it now, before the first
             # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
@@ -211,38 +208,28 @@ class DashboardScreen(Screen[None]):
             return
         self._read_behind(agent)
 
-    def _read_behind(self, agent: AgentKey) -> None:
+    def _read_behind(self, agent: AgentName) -> None:
         self.run_worker(
             partial(self._read_in_worker, agent), group="load", thread=True, exit_on_error=False
         )
 
-    def _read_in_worker(self, agent: AgentKey) -> None:
+    def _read_in_worker(self, agent: AgentName) -> None:
         # What another program changed goes into the history now, while it is known who
         # did not make it (a read-only workspace only goes without).
         with contextlib.suppress(OryxError):
             self.service.reconcile(agent)
         self.post_message(AgentLoaded(self._read_agent(agent, self.newest_bytes)))
 
-    def _read_agent(self, agent: AgentKey, newest_bytes: int) -> AgentMemory:
+    def _read_agent(self, agent: AgentName, newest_bytes: int) -> AgentMemory:
         try:
             return load_agent(self.workspace, self.service, agent, newest_bytes, census=False)
         except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
             return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
-    def _load_summaries(self, agents: list[AgentKey]) -> None:
-        """Counts for the sidebar, posted in batches so 500 agents do not mean 500 redraws."""
-        batch: list[AgentSummary] = []
-        posted = time.monotonic()
-        for agent in agents:
-            batch.append(load_agent(self.workspace, self.service, agent, self.newest_bytes).summary)
-            if time.monotonic() - posted > SUMMARY_BATCH_SECONDS:
-                self.post_message(SummariesLoaded(batch))
-                batch, posted = [], time.monotonic()
-        if batch:
-            self.post_message(SummariesLoaded(batch))
+    def _summary_of(self, agent: AgentName) -> AgentSummary:
+        return load_agent(self.workspace, self.service, agent, self.newest_bytes).summary
 
-    def _take_census(self, agent: AgentKey) -> None:
+    def _take_census(self, agent: AgentName) -> None:
         self.run_worker(
             partial(self._count_all, agent),
             group=f"census-{agent}",
@@ -251,14 +238,11 @@ class DashboardScreen(Screen[None]):
             exit_on_error=False,
         )
 
-    def _count_all(self, agent: AgentKey) -> None:
+    def _count_all(self, agent: AgentName) -> None:
         """Count every entry of a big file the dashboard shows only the newest of."""
         archival_count, lost_count = take_census(self.service, agent)
         if not get_current_worker().is_cancelled:
             self.post_message(CensusTaken(agent, archival_count, lost_count))
-
-    def _others(self) -> list[AgentKey]:
-        return [agent for agent in self.agent_list.order if agent != self.selected]
 
     # What the workers and the watcher report ---------------------------------------------------
 
@@ -310,11 +294,7 @@ class DashboardScreen(Screen[None]):
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
-            self._load_summaries(self._others())
-
-    @on(SummariesLoaded)
-    def _summaries_loaded(self, event: SummariesLoaded) -> None:
-        self.agent_list.update_summaries(event.summaries)
+            self.agent_list.count(self.agent_list.others())
 
     @on(CensusTaken)
     def _census_taken(self, event: CensusTaken) -> None:
@@ -337,20 +317,12 @@ class DashboardScreen(Screen[None]):
         self.agent_list.mark_changed(event.agent)
         if event.agent in self.agent_list.summaries:
             self.pacer.request(event.agent)
-        self._history_follows(event.agent)
+        self.changes.publish(Changed(event.agent))
 
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
         self._read_again(counts=event.everyone)
-        history = self.app.screen
-        if isinstance(history, HistoryScreen):
-            self._history_follows(history.agent)  # a table: any agent's rows may have changed
-
-    def _history_follows(self, agent: AgentKey) -> None:
-        """An open history view of this agent reads the history again."""
-        history = self.app.screen
-        if isinstance(history, HistoryScreen) and history.agent == agent:
-            history.reload()
+        self.changes.publish(Changed(anyone=True))  # a table: any agent's rows may have changed
 
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
@@ -368,7 +340,7 @@ class DashboardScreen(Screen[None]):
             return
         self.pacer.request(self.selected)
         if counts:
-            self._load_summaries(self._others())
+            self.agent_list.count(self.agent_list.others())
 
     @on(ChatPane.TurnEnded)
     def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
@@ -417,11 +389,11 @@ class DashboardScreen(Screen[None]):
         narrow = self.has_class("narrow")
         return self.has_class("side-open") if narrow else not self.has_class("side-hidden")
 
-    def select(self, agent: AgentKey) -> None:
+    def select(self, agent: AgentName) -> None:
         """Show this agent, as if picked in the sidebar."""
         self.agent_list.select(agent)
 
-    def show_agent(self, agent: AgentKey) -> None:
+    def show_agent(self, agent: AgentName) -> None:
         """Show this agent and put the focus on its memory (from the palette: the keys that
         follow are the dashboard's, not text typed into the chat it was opened from)."""
         self.select(agent)
@@ -480,29 +452,25 @@ class DashboardScreen(Screen[None]):
             self._preview_digest(self.selected)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="digest")
-    def _preview_digest(self, agent: AgentKey) -> None:
+    def _preview_digest(self, agent: AgentName) -> None:
         from oryxtui.agent.consolidation import summariser_for
 
         try:
             summarise, method, warnings = summariser_for(self.workspace, self.settings, agent)
             digest = self.service.consolidate(agent, True, summarise, method)
         except OryxError as exc:
-            self.app.call_from_thread(
-                self.notify, display_text(str(exc)), severity="error", markup=False
-            )
+            tell(self, str(exc), severity="error")
             return
         for warning in warnings:
-            self.app.call_from_thread(
-                self.notify, display_text(warning), severity="warning", markup=False
-            )
+            tell(self, warning, severity="warning")
         self.app.call_from_thread(self._confirm_digest, agent, digest)
 
-    def _confirm_digest(self, agent: AgentKey, digest: Digest | None) -> None:
+    def _confirm_digest(self, agent: AgentName, digest: Digest | None) -> None:
         if digest is None:
-            self.notify(
+            tell(
+                self,
                 "Nothing to consolidate: every entry outside the window has a digest already.",
                 title="Digest",
-                markup=False,
             )
             return
         new, before = len(digest.covers), digest.uncovered_before
@@ -521,8 +489,13 @@ class DashboardScreen(Screen[None]):
         )
         write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL, "digest")
         self.app.push_screen(
-            ConfirmScreen(title, detail, write), partial(self._changed, agent, "Digest written")
+            ConfirmScreen(title, detail, write), partial(self._digest_written, agent)
         )
+
+    def _digest_written(self, agent: AgentName, entry: MemoryEntry | None) -> None:
+        if entry is not None:
+            self.pacer.request(agent)
+            tell(self, f"Digest written ({entry.scope.value}).", title="Memory")
 
     def action_sessions(self) -> None:
         agent = self.selected
@@ -532,7 +505,7 @@ class DashboardScreen(Screen[None]):
     def action_history(self) -> None:
         agent = self.selected
         if not isinstance(agent, Unselected):
-            self.app.push_screen(HistoryScreen(self.service, agent))
+            self.app.push_screen(HistoryScreen(self.service, agent, self.changes))
 
     def action_recall(self) -> None:
         agent = self.selected
@@ -542,7 +515,7 @@ class DashboardScreen(Screen[None]):
             agents = list(self.agent_list.order)
             across = partial(service.recall_across, agents)
 
-            def find_core(query: str, everywhere: bool) -> list[tuple[AgentKey, MemoryEntry]]:
+            def find_core(query: str, everywhere: bool) -> list[tuple[AgentName, MemoryEntry]]:
                 return [
                     (who, entry)
                     for who in (agents if everywhere else [agent])
@@ -566,93 +539,30 @@ class DashboardScreen(Screen[None]):
     def _reveal_now(self) -> None:
         found, self._to_reveal = self._to_reveal, None
         if found is not None and not self.memory_view.reveal(found.entry):
-            self.notify(
-                "That entry changed since it was found; recall again.",
-                title="Recall",
-                markup=False,
-            )
+            tell(self, "That entry changed since it was found; recall again.", title="Recall")
 
-    # One entry: the one at the cursor of the focused pane (else the archival pane's) ----------
-
-    def entry_at_cursor(self) -> MemoryEntry | None:
-        focused = self.focused
-        view = focused if isinstance(focused, EntryView) else self.memory_view.archival.view
-        return view.entry_at_cursor()
-
-    def _steer(self) -> tuple[AgentKey, MemoryEntry] | None:
-        agent, entry = self.selected, self.entry_at_cursor()
-        if isinstance(agent, Unselected) or entry is None:
-            return None
-        return agent, entry
-
-    def _changed(self, agent: AgentKey, done: str, entry: MemoryEntry | None) -> None:
-        if entry is not None:
-            self.pacer.request(agent)  # the watcher brings it too; not every store is watched
-            self.notify(f"{done} ({entry.scope.value}).", title="Memory", markup=False)
+    # Steering: the memory view changes what it shows; the keys are the screen's -------------
 
     def action_edit_entry(self) -> None:
-        if (steer := self._steer()) is None:
-            return
-        agent, entry = steer
-        edit = partial(self.service.edit, agent, entry.id)
-        self.app.push_screen(
-            EditEntryScreen(entry, edit), partial(self._changed, agent, "Entry edited")
-        )
+        self.memory_view.edit_entry()
 
     def action_delete_entry(self) -> None:
-        if (steer := self._steer()) is None:
-            return
-        agent, entry = steer
-        delete = partial(self.service.delete, agent, entry.id)
-        title = f"Delete this {entry.scope.value} entry?"
-        self.app.push_screen(
-            ConfirmScreen(title, entry.line, delete), partial(self._changed, agent, "Entry deleted")
-        )
-
-    def action_remove_duplicates(self) -> None:
-        shown = self.memory_view.shown
-        agent = self.selected
-        snapshot = shown.snapshot if shown is not None else None
-        if snapshot is None or isinstance(agent, Unselected):
-            return
-        count = len(snapshot.core_duplicates) + len(snapshot.archival_duplicates)
-        if not count:
-            self.notify("No repeated entries here.", title="Duplicates", markup=False)
-            return
-        title = f"Remove {count} repeated entr{'y' if count == 1 else 'ies'}?"
-        detail = (
-            "Entries with the same words (any case or spacing) as an older one of their section "
-            "are removed; the oldest of each stays."
-        )
-        remove = partial(self.service.remove_duplicates, agent)
-        self.app.push_screen(ConfirmScreen(title, detail, remove), partial(self._deduped, agent))
-
-    def _deduped(self, agent: AgentKey, removed: list[MemoryEntry] | None) -> None:
-        if removed is not None:
-            self.pacer.request(agent)
-            count = len(removed)
-            message = f"Removed {count} repeated entr{'y' if count == 1 else 'ies'}."
-            self.notify(message, title="Duplicates", markup=False)
+        self.memory_view.delete_entry()
 
     def action_move_entry(self) -> None:
-        if (steer := self._steer()) is not None:
-            self._move(*steer)
+        self.memory_view.move_entry()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="move")
-    def _move(self, agent: AgentKey, entry: MemoryEntry) -> None:
-        target = Scope.ARCHIVAL if entry.scope is Scope.CORE else Scope.CORE
-        try:
-            moved = self.service.move(agent, entry.id, target)
-        except OryxError as exc:
-            self.app.call_from_thread(
-                self.notify,
-                display_text(str(exc)),
-                title="Not moved",
-                severity="error",
-                markup=False,
-            )
-            return
-        self.app.call_from_thread(self._changed, agent, f"Moved to {target.value}", moved)
+    def action_remove_duplicates(self) -> None:
+        self.memory_view.remove_duplicates()
+
+    def action_restore(self) -> None:
+        self.memory_view.settle_lost(accept=False)
+
+    def action_accept(self) -> None:
+        self.memory_view.settle_lost(accept=True)
+
+    def action_edit(self) -> None:
+        self.memory_view.edit_file()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Restore and accept are in the footer only while something is lost."""
@@ -660,57 +570,6 @@ class DashboardScreen(Screen[None]):
             return bool(self.memory_view.lost_count)
         return True
 
-    def action_restore(self) -> None:
-        self._settle_lost(accept=False)
-
-    def action_accept(self) -> None:
-        self._settle_lost(accept=True)
-
-    def _settle_lost(self, accept: bool) -> None:
-        if self.memory_view.lost_count and not isinstance(self.selected, Unselected):
-            self._settle(self.selected, accept)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
-    def _settle(self, agent: AgentKey, accept: bool) -> None:
-        """Restore what an outside edit removed, or accept the removal (forget it)."""
-        try:
-            settled = (self.service.accept if accept else self.service.restore)(agent)
-        except OryxError as exc:
-            self.app.call_from_thread(
-                self.notify, display_text(str(exc)), severity="error", markup=False
-            )
-            return
-        entries = f"{len(settled)} entr{'y' if len(settled) == 1 else 'ies'}"
-        message = f"Accepted the removal of {entries}." if accept else f"Restored {entries}."
-        title = "Accept" if accept else "Restore"
-        self.app.call_from_thread(self.notify, message, title=title, markup=False)
-        self.app.call_from_thread(self.pacer.request, agent)
-
-    def action_edit(self) -> None:
-        memory_file = self.memory_view.memory_file
-        if memory_file is None:
-            self.notify(
-                "This memory is not kept in a MEMORY.md file.", severity="warning", markup=False
-            )
-            return
-        try:
-            self.workspace.check_write_target(memory_file)  # as a save would
-        except OryxError as exc:
-            self.notify(display_text(str(exc)), severity="error", markup=False)
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        try:
-            with self.app.suspend():
-                subprocess.run([*shlex.split(editor), str(memory_file)], check=False)
-        except SuspendNotSupported:
-            self.notify(
-                "This terminal cannot hand over to an editor.", severity="warning", markup=False
-            )
-        except OSError as exc:
-            self.notify(
-                f"Could not start the editor {editor!r}: {exc.strerror}.",
-                severity="error",
-                markup=False,
-            )
-        if not isinstance(self.selected, Unselected):
-            self.pacer.request(self.selected)
+    @on(MemoryView.Steered)
+    def _steered(self, event: MemoryView.Steered) -> None:
+        self.pacer.request(event.agent)  # the watcher brings it too; not every store is watched

@@ -12,14 +12,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.memory.history import ACTORS, OP_LABELS, Record, describe_actor
-from oryxtui.tui.overview import AgentKey, agent_label
-from oryxtui.tui.text import display_text
+from oryxtui.phrases import agent_label, entries
+from oryxtui.tui.messages import Changed
+from oryxtui.tui.text import display_text, tell
+from oryxtui.workspace import AgentName
 
 WHO = ("everyone", *ACTORS)  # `f` steps through them
 
@@ -103,10 +106,13 @@ class HistoryScreen(Screen[None]):
         Binding("f", "who", "Who", id="history.who"),
     ]
 
-    def __init__(self, service: MemoryService, agent: AgentKey) -> None:
+    def __init__(
+        self, service: MemoryService, agent: AgentName, changes: Signal[Changed] | None = None
+    ) -> None:
         super().__init__()
         self.service = service
         self.agent = agent
+        self.changes = changes  # the dashboard's news of memory that changed
         self.records: list[Record] = []
         self.who = WHO[0]
         self.then: Then | None = None
@@ -125,7 +131,13 @@ class HistoryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+        if self.changes is not None:
+            self.changes.subscribe(self, self._changed)
         self.reload()
+
+    def _changed(self, change: Changed) -> None:
+        if change.concerns(self.agent):
+            self.reload()
 
     # Loading ----------------------------------------------------------------------------------
 
@@ -221,7 +233,7 @@ class HistoryScreen(Screen[None]):
         if record is None:
             return
         if not record.before:
-            self.notify("This change removed nothing.", title="Bring back", markup=False)
+            tell(self, "This change removed nothing.", title="Bring back")
             return
         self._bring_back(record)
 
@@ -230,15 +242,13 @@ class HistoryScreen(Screen[None]):
         try:
             brought = self.service.bring_back(self.agent, record)
         except OryxError as exc:
-            self.app.call_from_thread(
-                self.notify, display_text(str(exc)), severity="error", markup=False
-            )
+            tell(self, str(exc), severity="error")
             return
         count = len(brought)
         message = (
-            f"Brought back {count} entr{'y' if count == 1 else 'ies'}."
+            f"Brought back {entries(count)}."
             if count
             else "Everything this change removed is in the memory already."
         )
-        self.app.call_from_thread(self.notify, message, title="Bring back", markup=False)
+        tell(self, message, title="Bring back")
         self.app.call_from_thread(self.reload)

@@ -24,20 +24,21 @@ from textual.widgets.option_list import Option
 from oryxtui.errors import OryxError
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.recall.results import Hit, IndexStatus, Recall
-from oryxtui.memory.recall.tokens import tokens
-from oryxtui.tui.overview import AgentKey, agent_label
-from oryxtui.tui.text import display_text
+from oryxtui.memory.tokens import tokens
+from oryxtui.phrases import agent_label
+from oryxtui.tui.text import display_text, tell
+from oryxtui.workspace import AgentName
 
 Recaller = Callable[[str, bool], Recall]  # (keyword, semantic) → what was found
 # (query, every agent) → the core entries holding it, each with its agent
-CoreFinder = Callable[[str, bool], list[tuple[AgentKey, MemoryEntry]]]
+CoreFinder = Callable[[str, bool], list[tuple[AgentName, MemoryEntry]]]
 
 
 @dataclass(frozen=True)
 class Found:
     """One result: whose memory it is in, the entry, and how recall ranked it (None: core)."""
 
-    agent: AgentKey
+    agent: AgentName
     entry: MemoryEntry
     hit: Hit | None = None
 
@@ -99,7 +100,7 @@ class RecallScreen(ModalScreen[Found | None]):
 
     def __init__(
         self,
-        agent: AgentKey,
+        agent: AgentName,
         recall: Recaller,
         ranked: bool = False,
         embeds: bool = False,
@@ -185,7 +186,7 @@ class RecallScreen(ModalScreen[Found | None]):
         self,
         keyword: str,
         found: Recall | None,
-        core: list[tuple[AgentKey, MemoryEntry]],
+        core: list[tuple[AgentName, MemoryEntry]],
         error: str | None,
     ) -> None:
         if keyword != self.query_one("#recall-keyword", Input).value:
@@ -257,7 +258,7 @@ class RecallScreen(ModalScreen[Found | None]):
         if results.highlighted is None or not 0 <= results.highlighted < len(self.rows):
             return
         self.app.copy_to_clipboard(self.rows[results.highlighted].entry.line)
-        self.notify("Copied the entry's line to the clipboard.", title="Recall", markup=False)
+        tell(self, "Copied the entry's line to the clipboard.", title="Recall")
 
     def action_focus_results(self) -> None:
         results = self.query_one("#recall-results", OptionList)

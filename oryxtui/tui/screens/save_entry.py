@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, RadioButton, RadioSet, Static
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry
+from oryxtui.tui.text import tell
 
 SaveEntry = Callable[[str, str], MemoryEntry]
 
@@ -94,7 +95,7 @@ class SaveEntryScreen(ModalScreen[MemoryEntry | None]):
         field.disabled = False
         field.focus()
         self.query_one("#save-error", Static).update(f"Not saved: {message}")
-        self.notify(message, title="Not saved", severity="error", markup=False)
+        tell(self, message, title="Not saved", severity="error")
 
     def action_cancel(self) -> None:
         self.dismiss(None)

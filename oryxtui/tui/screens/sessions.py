@@ -19,10 +19,11 @@ from textual.widgets.option_list import Option
 from oryxtui.agent.episodes import Episode, EpisodeStore
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.loop import AgentLoop
 from oryxtui.errors import OryxError
-from oryxtui.tui.overview import AgentKey, agent_label
+from oryxtui.phrases import agent_label
 from oryxtui.tui.text import display_text
+from oryxtui.workspace import AgentName
 
 SEARCH_PAUSE = 0.2
 
@@ -45,7 +46,7 @@ class SessionsScreen(Screen[None]):
         Binding("slash", "search", "Search", id="sessions.search"),
     ]
 
-    def __init__(self, agent_loop: Callable[[], Agent], agent: AgentKey) -> None:
+    def __init__(self, agent_loop: Callable[[], AgentLoop], agent: AgentName) -> None:
         super().__init__()
         self.agent_loop = agent_loop  # its episode store (made in a worker: it loads the loop)
         self.agent = agent

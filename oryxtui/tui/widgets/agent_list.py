@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from oryxtui.tui.overview import GLOBAL, UNSELECTED, AgentKey, AgentSummary, Selection
+from oryxtui.tui.messages import SummariesLoaded
+from oryxtui.tui.overview import GLOBAL, UNSELECTED, AgentSummary, Selection
+from oryxtui.workspace import AgentName
 
 GLOBAL_ID = "::global::"  # cannot collide with an agent name ([A-Za-z0-9_-]+)
 CHANGED = "●"
 ERROR = "⚠"
 CHANGED_MARKER_SECONDS = 5.0
+SUMMARY_BATCH_SECONDS = 0.1  # counts arrive at most this often while many agents are read
 
 
-def option_id(name: AgentKey) -> str:
+def option_id(name: AgentName) -> str:
     return GLOBAL_ID if name is None else name
 
 
-def agent_of(option_id_: str | None) -> AgentKey:
+def agent_of(option_id_: str | None) -> AgentName:
     return None if option_id_ in (None, GLOBAL_ID) else option_id_
 
 
@@ -57,14 +61,20 @@ class AgentList(OptionList):
 
     @dataclass
     class Picked(Message):
-        agent: AgentKey
+        agent: AgentName
 
-    def __init__(self, clock: Callable[[], float], id: str | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        read_summary: Callable[[AgentName], AgentSummary],
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.clock = clock
-        self.order: list[AgentKey] = []
-        self.summaries: dict[AgentKey, AgentSummary] = {}
-        self._changed_at: dict[AgentKey, float] = {}
+        self.read_summary = read_summary  # an agent's counts, read from disk (in a worker)
+        self.order: list[AgentName] = []
+        self.summaries: dict[AgentName, AgentSummary] = {}
+        self._changed_at: dict[AgentName, float] = {}
         # What each row was drawn from, by option id, in order: (summary, changed, width).
         self._shown: dict[str, tuple[AgentSummary, bool, int]] = {}
 
@@ -87,7 +97,29 @@ class AgentList(OptionList):
                 self.summaries[summary.name] = summary
         self._redraw()
 
-    def mark_changed(self, agent: AgentKey) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="summaries")
+    def count(self, agents: list[AgentName]) -> None:
+        """Read these agents' counts, posted in batches so 500 agents are not 500 redraws."""
+        batch: list[AgentSummary] = []
+        posted = time.monotonic()
+        for agent in agents:
+            batch.append(self.read_summary(agent))
+            if time.monotonic() - posted > SUMMARY_BATCH_SECONDS:
+                self.post_message(SummariesLoaded(batch))
+                batch, posted = [], time.monotonic()
+        if batch:
+            self.post_message(SummariesLoaded(batch))
+
+    @on(SummariesLoaded)
+    def _counted(self, event: SummariesLoaded) -> None:
+        event.stop()
+        self.update_summaries(event.summaries)
+
+    def others(self) -> list[AgentName]:
+        """Every listed agent but the selected one."""
+        return [agent for agent in self.order if agent != self.selected]
+
+    def mark_changed(self, agent: AgentName) -> None:
         """Show a marker beside the agent for a few seconds (its memory just changed)."""
         self._changed_at[agent] = self.clock()
 
@@ -98,7 +130,7 @@ class AgentList(OptionList):
                 with self.prevent(OptionList.OptionHighlighted):
                     self.highlighted = index
 
-    def select(self, agent: AgentKey) -> None:
+    def select(self, agent: AgentName) -> None:
         """Highlight the agent as if the user had moved to it."""
         if agent in self.order:
             self.highlighted = self.order.index(agent)

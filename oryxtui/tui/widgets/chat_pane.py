@@ -20,14 +20,15 @@ from oryxtui.agent.messages import Message as ChatMessage
 from oryxtui.agent.sessions import session_id_for
 from oryxtui.errors import OryxError
 from oryxtui.terminal import neutralize
-from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
+from oryxtui.tui.overview import UNSELECTED, Selection, Unselected
 from oryxtui.tui.text import display_text
+from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
 
-    from oryxtui.agent.loop import Agent, LoopEvent
+    from oryxtui.agent.loop import AgentLoop, LoopEvent
 
 CHAT_CHANNEL = "tui"
 TOOL_TEXT_LIMIT = 2000
@@ -54,20 +55,20 @@ class ChatPane(Vertical):
 
     @dataclass
     class TurnEnded(Message):
-        agent: AgentKey
+        agent: AgentName
 
     @dataclass
     class _Event(Message):
-        agent: AgentKey
+        agent: AgentName
         event: LoopEvent | None  # None: the turn is over
 
     @dataclass
     class _History(Message):
-        agent: AgentKey
+        agent: AgentName
         messages: list[ChatMessage]
         model: str
 
-    def __init__(self, agent_loop: Callable[[], Agent], user: str, **kwargs: object) -> None:
+    def __init__(self, agent_loop: Callable[[], AgentLoop], user: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.agent_loop = agent_loop  # made on first use, in a worker
         self.user = user
@@ -120,11 +121,11 @@ class ChatPane(Vertical):
 
     # Workers: they talk to the model and the database and post what they found -----------------
 
-    def _session_id(self, agent: AgentKey) -> str:
+    def _session_id(self, agent: AgentName) -> str:
         return session_id_for(CHAT_CHANNEL, self.user, agent)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chat-history")
-    def _load_history(self, agent: AgentKey) -> None:
+    def _load_history(self, agent: AgentName) -> None:
         try:
             session = self.agent_loop().sessions.load(
                 self._session_id(agent), agent, CHAT_CHANNEL, self.user
@@ -139,7 +140,7 @@ class ChatPane(Vertical):
         self.post_message(self._History(agent, messages, model))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chat")
-    def _run_turn(self, agent: AgentKey, text: str) -> None:
+    def _run_turn(self, agent: AgentName, text: str) -> None:
         from oryxtui.agent.loop import LoopEvent
 
         try:

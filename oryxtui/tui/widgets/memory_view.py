@@ -1,21 +1,33 @@
 """The selected agent's memory: a banner, the core pane and the archival pane. It owns what
-they show, and marks the entries that arrived since the last read."""
+they show, marks the entries that arrived since the last read, and changes them (edit, move,
+delete, repeats, restore, the file in an editor)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual import work
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.containers import Vertical
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from oryxtui.memory import MemoryEntry, MemorySnapshot, Scope
-from oryxtui.tui.overview import AgentMemory, AgentSummary, agent_label
-from oryxtui.tui.text import display_text
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot, Scope
+from oryxtui.phrases import agent_label, entries
+from oryxtui.tui.overview import AgentMemory, AgentSummary
+from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
+from oryxtui.tui.text import display_text, tell
+from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
+from oryxtui.workspace import AgentName, Workspace
 
 FRESH_SECONDS = 2.5
 
@@ -47,7 +59,7 @@ def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
     if summary.lost_count:
         count = summary.lost_count
         return Text(
-            f"⚠ {count} entr{'y' if count == 1 else 'ies'} saved by oryxtui "
+            f"⚠ {entries(count)} saved by oryxtui "
             "were removed by an outside edit — R restores them, A accepts the removal."
         )
     if summary.error:
@@ -72,10 +84,17 @@ def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
 
 
 class MemoryView(Vertical):
-    """Attributes down: the screen hands it an agent's memory to show."""
+    """Attributes down: the screen hands it an agent's memory to show. Messages up: `Steered`
+    when it changed that memory (the screen reads it again)."""
 
-    def __init__(self, **kwargs: object) -> None:
+    @dataclass
+    class Steered(Message):
+        agent: AgentName
+
+    def __init__(self, service: MemoryService, workspace: Workspace, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.service = service
+        self.workspace = workspace
         self.shown: AgentMemory | None = None
         self._fresh_timer: Timer | None = None
 
@@ -174,3 +193,114 @@ class MemoryView(Vertical):
         for pane in (self.core, self.archival):
             pane.view.fresh = set()
             pane.view.refresh()
+
+    # Steering: the entry at the cursor of the focused pane (else the archival pane's) ---------
+
+    def entry_at_cursor(self) -> MemoryEntry | None:
+        focused = self.screen.focused
+        view = focused if isinstance(focused, EntryView) else self.archival.view
+        return view.entry_at_cursor()
+
+    def _steer(self) -> tuple[AgentName, MemoryEntry] | None:
+        entry = self.entry_at_cursor()
+        if self.shown is None or entry is None:
+            return None
+        return self.shown.summary.name, entry
+
+    def _changed(self, agent: AgentName, done: str, entry: MemoryEntry | None) -> None:
+        if entry is not None:
+            self.post_message(self.Steered(agent))
+            tell(self, f"{done} ({entry.scope.value}).", title="Memory")
+
+    def edit_entry(self) -> None:
+        if (steer := self._steer()) is None:
+            return
+        agent, entry = steer
+        edit = partial(self.service.edit, agent, entry.id)
+        self.app.push_screen(
+            EditEntryScreen(entry, edit), partial(self._changed, agent, "Entry edited")
+        )
+
+    def delete_entry(self) -> None:
+        if (steer := self._steer()) is None:
+            return
+        agent, entry = steer
+        delete = partial(self.service.delete, agent, entry.id)
+        title = f"Delete this {entry.scope.value} entry?"
+        self.app.push_screen(
+            ConfirmScreen(title, entry.line, delete), partial(self._changed, agent, "Entry deleted")
+        )
+
+    def move_entry(self) -> None:
+        if (steer := self._steer()) is not None:
+            self._move(*steer)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="move")
+    def _move(self, agent: AgentName, entry: MemoryEntry) -> None:
+        target = Scope.ARCHIVAL if entry.scope is Scope.CORE else Scope.CORE
+        try:
+            moved = self.service.move(agent, entry.id, target)
+        except OryxError as exc:
+            tell(self, str(exc), title="Not moved", severity="error")
+            return
+        self.app.call_from_thread(self._changed, agent, f"Moved to {target.value}", moved)
+
+    def remove_duplicates(self) -> None:
+        snapshot = self.shown.snapshot if self.shown is not None else None
+        if self.shown is None or snapshot is None:
+            return
+        agent = self.shown.summary.name
+        count = len(snapshot.core_duplicates) + len(snapshot.archival_duplicates)
+        if not count:
+            tell(self, "No repeated entries here.", title="Duplicates")
+            return
+        title = f"Remove {entries(count, 'repeated')}?"
+        detail = (
+            "Entries with the same words (any case or spacing) as an older one of their section "
+            "are removed; the oldest of each stays."
+        )
+        remove = partial(self.service.remove_duplicates, agent)
+        self.app.push_screen(ConfirmScreen(title, detail, remove), partial(self._deduped, agent))
+
+    def _deduped(self, agent: AgentName, removed: list[MemoryEntry] | None) -> None:
+        if removed is not None:
+            self.post_message(self.Steered(agent))
+            tell(self, f"Removed {entries(len(removed), 'repeated')}.", title="Duplicates")
+
+    def settle_lost(self, accept: bool) -> None:
+        """Restore what an outside edit removed, or accept the removal (forget it)."""
+        if self.shown is not None and self.lost_count:
+            self._settle(self.shown.summary.name, accept)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="restore")
+    def _settle(self, agent: AgentName, accept: bool) -> None:
+        try:
+            settled = (self.service.accept if accept else self.service.restore)(agent)
+        except OryxError as exc:
+            tell(self, str(exc), severity="error")
+            return
+        count = entries(len(settled))
+        message = f"Accepted the removal of {count}." if accept else f"Restored {count}."
+        tell(self, message, title="Accept" if accept else "Restore")
+        self.post_message(self.Steered(agent))
+
+    def edit_file(self) -> None:
+        """The shown memory's MEMORY.md in $VISUAL or $EDITOR; read again when it closes."""
+        memory_file = self.memory_file
+        if self.shown is None or memory_file is None:
+            tell(self, "This memory is not kept in a MEMORY.md file.", severity="warning")
+            return
+        try:
+            self.workspace.check_write_target(memory_file)  # as a save would
+        except OryxError as exc:
+            tell(self, str(exc), severity="error")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(memory_file)], check=False)
+        except SuspendNotSupported:
+            tell(self, "This terminal cannot hand over to an editor.", severity="warning")
+        except OSError as exc:
+            tell(self, f"Could not start the editor {editor!r}: {exc.strerror}.", severity="error")
+        self.post_message(self.Steered(self.shown.summary.name))

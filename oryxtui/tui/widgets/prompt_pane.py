@@ -19,12 +19,14 @@ from textual.widgets import Collapsible, Static
 
 from oryxtui.agent.sessions import session_id_for
 from oryxtui.errors import OryxError
-from oryxtui.tui.overview import UNSELECTED, AgentKey, Selection, Unselected
+from oryxtui.phrases import entries
+from oryxtui.tui.overview import UNSELECTED, Selection, Unselected
 from oryxtui.tui.text import display_text
 from oryxtui.tui.widgets.chat_pane import CHAT_CHANNEL
+from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import Agent
+    from oryxtui.agent.loop import AgentLoop
     from oryxtui.agent.prompt import Prompt
 
 BAR_WIDTH = 40
@@ -91,7 +93,7 @@ def recall_text(prompt: Prompt) -> Text | None:
     for use in prompt.recalls:
         count = len(use.entries)
         text.append(f"\n  recall_memory({display_text(use.keyword)!r}) → ")
-        text.append(f"{count} entr{'y' if count == 1 else 'ies'}")
+        text.append(entries(count))
         if use.notice:
             text.append(f"  ⚠ {display_text(use.notice, 300)}", style="yellow")
         for entry in use.entries[:RECALL_SHOWN]:
@@ -110,12 +112,12 @@ class PromptPane(VerticalScroll):
 
     @dataclass
     class _Built(Message):
-        agent: AgentKey
+        agent: AgentName
         prompt: Prompt | None
         error: str | None = None
 
     def __init__(
-        self, agent_loop: Callable[[], Agent], user: str, context_window: int, **kwargs: object
+        self, agent_loop: Callable[[], AgentLoop], user: str, context_window: int, **kwargs: object
     ) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.agent_loop = agent_loop  # made on first use, in a worker
@@ -123,7 +125,7 @@ class PromptPane(VerticalScroll):
         self.context_window = context_window
         self.open_blocks = {"time", "memory"}
         self.shown: Prompt | None = None
-        self.built: dict[AgentKey, Prompt] = {}  # the newest prompt of each agent
+        self.built: dict[AgentName, Prompt] = {}  # the newest prompt of each agent
 
     def compose(self) -> ComposeResult:
         yield Static("No prompt yet.", id="prompt-summary")
@@ -137,7 +139,7 @@ class PromptPane(VerticalScroll):
             self._build(self.agent)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
-    def _build(self, agent: AgentKey) -> None:
+    def _build(self, agent: AgentName) -> None:
         try:
             prompt = self.agent_loop().prompt(agent, session_id_for(CHAT_CHANNEL, self.user, agent))
         except OryxError as exc:

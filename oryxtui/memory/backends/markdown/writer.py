@@ -7,25 +7,30 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import sections
-from oryxtui.memory.files import exchange, fsync_folder, write_temp
-from oryxtui.memory.format import MemoryEntry, Scope
-from oryxtui.memory.reader import (
-    MISSING,
+from oryxtui.memory.backends.markdown import sections
+from oryxtui.memory.backends.markdown.reader import (
     ChunkedFile,
     LoadedFile,
     MemoryFiles,
-    StatSignature,
     WholeFile,
     has_text,
+)
+from oryxtui.memory.files import (
+    MISSING,
+    StatSignature,
+    exchange,
+    file_lock,
+    fsync_folder,
     signature_of,
     stat_signature,
+    write_temp,
 )
+from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.workspace import Workspace
 
 Result = TypeVar("Result")
@@ -177,73 +182,6 @@ class MemoryWriter:
         # Touched already: the signature of what we wrote, which the file no longer has, so
         # whoever looks next sees that someone else wrote after us.
         return placed if untouched else written
-
-
-@contextlib.contextmanager
-def file_lock(
-    workspace: Workspace, path: Path, timeout: float, create: bool = True
-) -> Iterator[None]:
-    """The cross-process lock on `path`.lock (a sibling never deleted, so never `path` itself,
-    which a save replaces), with every refusal as one sentence. Without `create`, a missing
-    folder is not made, and a folder removed meanwhile is refused: a look, not a save,
-    must never bring back a folder someone moved away (filelock always makes it, so a look
-    takes the same flock itself)."""
-    from filelock import FileLock, Timeout  # here: reading never locks, so never pays for it
-
-    workspace.check_write_target(path)
-    lock_path = path.with_name(path.name + ".lock")
-    try:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        workspace.check_write_target(path)
-        if lock_path.is_symlink():
-            raise MemoryWriteError(
-                f"{lock_path} is a symbolic link; remove it so oryxtui can lock safely."
-            )
-        if not create:
-            with _flocked(lock_path, timeout):
-                yield
-            return
-        with FileLock(lock_path, timeout=timeout):
-            yield
-    except Timeout:
-        raise MemoryWriteError(
-            f"{path} stayed locked by another writer for {timeout:.0f} s; "
-            "nothing was saved — try again."
-        ) from None
-    except FileNotFoundError as exc:
-        if create:
-            raise MemoryWriteError(
-                f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
-            ) from None
-        raise MemoryWriteError(f"{path.parent} is gone; nothing was recorded.") from None
-    except OSError as exc:
-        raise MemoryWriteError(
-            f"Could not save to {path} ({exc.strerror or exc}); nothing was written."
-        ) from None
-
-
-@contextlib.contextmanager
-def _flocked(lock_path: Path, timeout: float) -> Iterator[None]:
-    """The flock filelock takes, on a lock file in a folder that must already exist."""
-    import fcntl
-
-    from filelock import Timeout
-
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Timeout(str(lock_path)) from None
-                time.sleep(0.01)
-        yield
-    finally:
-        os.close(descriptor)  # and the lock with it
 
 
 def _spliced(

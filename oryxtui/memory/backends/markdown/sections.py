@@ -13,19 +13,8 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from oryxtui.memory.format import (
-    ARCHIVAL_HEADER,
-    BOM,
-    CORE_HEADER,
-    NO_GAPS,
-    Gaps,
-    MemoryDocument,
-    Scope,
-    heading_kind,
-    is_blank,
-    parse,
-    trim_edges,
-)
+from oryxtui.memory.document import NO_GAPS, Gaps, MemoryDocument, heading_kind, parse, trim_edges
+from oryxtui.memory.format import ARCHIVAL_HEADER, BOM, CORE_HEADER, Scope, is_blank
 
 CHUNK_BYTES = 4 << 20
 _PEEK = 4096

@@ -20,7 +20,8 @@ from oryxtui.memory.format import (
     entry_line,
 )
 from oryxtui.memory.history import CLI, Actor
-from oryxtui.memory.store import MemoryRead, Section, Watch
+from oryxtui.memory.snapshot import MemoryRead, Section
+from oryxtui.memory.store import Watch
 
 ARCHIVAL_KEEP = 100
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}

@@ -10,17 +10,20 @@ from datetime import datetime
 from pathlib import Path
 
 from oryxtui.errors import StaleEntry
-from oryxtui.memory import sections
+from oryxtui.memory.backends.markdown import sections
+from oryxtui.memory.backends.markdown.reader import MemoryFiles
+from oryxtui.memory.backends.markdown.writer import MemoryWriter, Written
+from oryxtui.memory.document import MemoryDocument, parse
+from oryxtui.memory.files import MISSING, stat_signature
 from oryxtui.memory.format import (
+    Clock,
     EntrySequence,
-    MemoryDocument,
     MemoryEntry,
     Scope,
     duplicates,
     entry_from_line,
     entry_id,
     entry_line,
-    parse,
 )
 from oryxtui.memory.history import (
     CLI,
@@ -35,9 +38,8 @@ from oryxtui.memory.history import (
     replacement,
     unrecorded,
 )
-from oryxtui.memory.reader import MISSING, MemoryFiles, stat_signature
-from oryxtui.memory.store import Admit, Change, Corpus, MemoryRead, Section, Watch
-from oryxtui.memory.writer import MemoryWriter, Written
+from oryxtui.memory.snapshot import Corpus, MemoryRead, Section
+from oryxtui.memory.store import Admit, Change, Watch
 from oryxtui.notices import notice
 from oryxtui.workspace import Workspace
 
@@ -55,7 +57,7 @@ class MarkdownMemoryStore:
         self,
         workspace: Workspace,
         lock_timeout: float = 15.0,
-        clock: Callable[[], datetime] = datetime.now,
+        clock: Clock = datetime.now,
     ) -> None:
         self.workspace = workspace
         self.files = MemoryFiles(LARGE_FILE_BYTES)

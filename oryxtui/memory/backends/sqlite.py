@@ -8,11 +8,14 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from oryxtui import database
 from oryxtui.errors import MemoryWriteError, StaleEntry
+from oryxtui.memory.files import file_lock
 from oryxtui.memory.format import (
     TIME_FORMAT,
+    Clock,
     EntrySequence,
     MemoryEntry,
     Scope,
@@ -34,12 +37,13 @@ from oryxtui.memory.history import (
     replacement,
     unrecorded,
 )
-from oryxtui.memory.store import Change, Corpus, MemoryRead, Section, Watch
-from oryxtui.memory.writer import Result, file_lock
+from oryxtui.memory.snapshot import Corpus, MemoryRead, Section
+from oryxtui.memory.store import Change, Watch
 from oryxtui.notices import notice
 from oryxtui.workspace import GLOBAL_AGENT, Workspace
 
 log = logging.getLogger(__name__)
+Result = TypeVar("Result")
 ARCHIVAL_LOAD_ROWS = 100
 HISTORY_FILE = "memory_entries.journal"  # beside where the agent's MEMORY.md would be
 _SCOPES = {Scope.CORE: "CORE", Scope.ARCHIVAL: "ARCHIVAL"}
@@ -82,7 +86,7 @@ class SqliteMemoryStore:
         self,
         workspace: Workspace,
         lock_timeout: float = 15.0,
-        clock: Callable[[], datetime] = datetime.now,
+        clock: Clock = datetime.now,
     ) -> None:
         self.workspace = workspace
         self.database = database.Database(workspace.db_path)

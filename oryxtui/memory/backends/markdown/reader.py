@@ -18,30 +18,13 @@ from pathlib import Path
 from typing import Protocol
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.memory import sections
-from oryxtui.memory.format import (
-    EntrySequence,
-    MemoryDocument,
-    RecallIndex,
-    Scope,
-    parse,
-)
-from oryxtui.memory.store import MemoryRead, Partial, Section
+from oryxtui.memory.backends.markdown import sections
+from oryxtui.memory.document import MemoryDocument, parse
+from oryxtui.memory.files import MISSING, StatSignature, signature_of
+from oryxtui.memory.format import EntrySequence, RecallIndex, Scope
+from oryxtui.memory.snapshot import MemoryRead, Partial, Section
 
-StatSignature = tuple[int, int, int, int]
-MISSING: StatSignature = (0, -1, 0, 0)
 CACHED_FILES = 64
-
-
-def signature_of(stat: os.stat_result) -> StatSignature:
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-
-
-def stat_signature(path: Path) -> StatSignature:
-    try:
-        return signature_of(os.stat(path))
-    except FileNotFoundError:
-        return MISSING
 
 
 def has_text(text: str) -> bool:

@@ -1,0 +1,194 @@
+"""What every command shares: the command declarations, the shared options, how output is
+written, and how a command finds its workspace, its service and its agent."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from oryxtui.errors import UsageError
+from oryxtui.terminal import is_terminal, json_text, neutralize
+from oryxtui.workspace import Workspace, find_workspace, is_valid_agent_name
+
+if TYPE_CHECKING:
+    from oryxtui.config import Settings
+    from oryxtui.memory.format import MemoryEntry
+    from oryxtui.memory.service import MemoryService
+
+EXIT_OK, EXIT_FAILURE = 0, 1
+CLI_CHANNEL = "cli"
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+# Declaring commands ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument or option, as `ArgumentParser.add_argument` takes it."""
+
+    names: tuple[str, ...]
+    options: dict[str, Any]
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    return Arg(names, options)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    args: tuple[Arg, ...]
+    handler: Handler
+    agent: bool  # takes --agent
+    json: bool  # takes --json
+
+
+@dataclass
+class Group:
+    """A set of commands (`memory …`), or the top level (no name): each command declared with
+    its arguments directly above its handler, as a decorator."""
+
+    name: str | None = None
+    help: str = ""
+    commands: list[Command] = field(default_factory=list)
+
+    def command(
+        self, name: str, help: str, *args: Arg, agent: bool = False, json: bool = False
+    ) -> Callable[[Handler], Handler]:
+        def declared(handler: Handler) -> Handler:
+            self.commands.append(Command(name, help, args, handler, agent, json))
+            return handler
+
+        return declared
+
+
+TOP = Group()
+MEMORY = Group("memory", "show, save and recall long-term memory")
+AGENTS = Group("agents", "the workspace's agents: list them, make one")
+SESSIONS = Group("sessions", "past conversations: list, show, search")
+
+
+def shared_options() -> tuple[argparse.ArgumentParser, ...]:
+    """The options many commands take: --root and --debug (all), --agent, --json."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--root",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the .oryxos workspace, or a folder containing one (default: $ORYXOS_ROOT, "
+        "else the nearest .oryxos at or above the current folder)",
+    )
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
+    agent = argparse.ArgumentParser(add_help=False)
+    agent.add_argument("--agent", metavar="NAME", help="the agent (default: the global memory)")
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON")
+    return common, agent, as_json
+
+
+# Output ----------------------------------------------------------------------------------------
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json_text(value) + "\n")
+
+
+def show(text: str) -> None:
+    """Text that came from memory, a file or a model: on a terminal its escape sequences are
+    shown, never obeyed; piped, it is written exactly."""
+    sys.stdout.write(neutralize(text) if is_terminal(sys.stdout) else text)
+
+
+def say(line: str) -> None:
+    """A line to standard error (progress, "nothing found"), neutralised on a terminal."""
+    sys.stderr.write((neutralize(line) if is_terminal(sys.stderr) else line) + "\n")
+
+
+def warn(message: str) -> None:
+    say(f"oryxtui: warning: {message}")
+
+
+def entry_json(entry: MemoryEntry) -> dict[str, Any]:
+    """An entry with its section, as the JSON of every command shows it."""
+    return {"scope": entry.scope.value, **entry.to_json()}
+
+
+# Finding what a command works on ---------------------------------------------------------------
+
+
+def settings_of(workspace: Workspace) -> Settings:
+    from oryxtui.config import load_settings  # pydantic: only for commands that read settings
+
+    return load_settings(workspace.config_path)
+
+
+def open_workspace(args: argparse.Namespace) -> tuple[Workspace, Settings]:
+    workspace = find_workspace(args.root)
+    return workspace, settings_of(workspace)
+
+
+def service_of(workspace: Workspace, settings: Settings) -> MemoryService:
+    from oryxtui.memory.service import MemoryService
+
+    return MemoryService.open(workspace, settings)
+
+
+def memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None]:
+    """The service and the agent for a `memory` command (an unknown agent refused)."""
+    workspace, settings = open_workspace(args)
+    return service_of(workspace, settings), checked_agent(args, workspace)
+
+
+def memories_of(args: argparse.Namespace, workspace: Workspace) -> list[str | None]:
+    """Every memory with --all, else the one --agent names (checked)."""
+    return workspace.memories() if args.all else [checked_agent(args, workspace)]
+
+
+def checked_agent(
+    args: argparse.Namespace, workspace: Workspace, saving: bool = False
+) -> str | None:
+    """The agent a command is for (None: the global memory). A name that is not valid, or of
+    no agent here, is refused (exit 2), naming the closest agents, and nothing is created:
+    a typo never starts a memory or a session nobody looks at. Saving with `--create` makes
+    the agent. (The agent-facing tools keep upstream's rule: an unsafe name is the global
+    memory.)"""
+    agent = args.agent
+    if agent is None:
+        return None
+    if not is_valid_agent_name(agent):
+        raise UsageError(
+            f"{agent!r} is not a valid agent name: letters, digits, '_' and '-', at most 128 "
+            "characters, and not '__global__' (leave --agent out for the global memory)."
+        )
+    if agent in workspace.list_agents():
+        return agent
+    if saving and getattr(args, "create", False):
+        workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
+        return agent
+    also = (
+        "to start a new agent's memory, add --create"
+        if saving
+        else "`oryxtui agents list` lists them, `oryxtui agents new NAME` makes one"
+    )
+    close = workspace.closest_agents(agent)
+    did_you_mean = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise UsageError(f"No agent named {agent!r} in {workspace.root}{did_you_mean}; {also}.")
+
+
+def since(text: str, option: str = "--since") -> datetime:
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"{option} takes an ISO date or date-time, like 2026-12-01 or 2026-12-01T09:30, "
+            f"not {text!r}."
+        ) from None

@@ -1,0 +1,61 @@
+"""`oryxtui serve` (the REST API) and `oryxtui web` (the dashboard in a browser)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from oryxtui.cli.common import EXIT_OK, TOP, arg, open_workspace
+from oryxtui.extras import require
+from oryxtui.hosts import listening_socket, port
+
+
+@TOP.command(
+    "serve",
+    "the REST API (needs the server extra)",
+    arg("--host", default="127.0.0.1", help="default: 127.0.0.1"),
+    arg("--port", type=port, default=8765, help="default: 8765"),
+    arg("--token", help="required unless bound to loopback; or set ORYXTUI_API_TOKEN"),
+    arg(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a host name clients use to reach the server ('*' for any); repeatable",
+    ),
+)
+def serve(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
+    require("server", "The REST API")
+    import uvicorn
+
+    from oryxtui.api.app import check_bind, create_api
+    from oryxtui.api.guard import GuardedH11Protocol
+
+    workspace, settings = open_workspace(args)
+    check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host])
+    api = create_api(workspace, settings, token, args.host, args.allow_host)
+    listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
+    protocol = type(
+        "Protocol", (GuardedH11Protocol,), {"header_timeout": settings.api.header_timeout_seconds}
+    )
+    config = uvicorn.Config(api, http=protocol, log_level="warning", timeout_keep_alive=5)
+    sys.stderr.write(f"Serving {workspace.root} on http://{args.host}:{args.port}/api/v1\n")
+    sys.stderr.flush()
+    uvicorn.Server(config).run(sockets=[listener])
+    return EXIT_OK
+
+
+@TOP.command(
+    "web",
+    "the dashboard in a browser, on this machine only (needs the web extra)",
+    arg("--host", default="127.0.0.1", help="a loopback address; default 127.0.0.1"),
+    arg("--port", type=port, default=8766, help="default: 8766"),
+)
+def web(args: argparse.Namespace) -> int:
+    from oryxtui.web import serve_web
+
+    workspace, _ = open_workspace(args)
+    serve_web(workspace.root, args.host, args.port)
+    return EXIT_OK

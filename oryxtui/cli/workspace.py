@@ -1,0 +1,71 @@
+"""`oryxtui init`, `oryxtui demo` and the dashboard (`oryxtui` alone)."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from oryxtui.cli.common import EXIT_OK, TOP, arg, service_of, settings_of
+from oryxtui.workspace import Workspace, find_workspace, init_workspace
+
+
+@TOP.command(
+    "init",
+    "create an empty .oryxos workspace",
+    arg("path", nargs="?", default=".", help="where to create .oryxos/ (default: .)"),
+)
+def init(args: argparse.Namespace) -> int:
+    workspace = init_workspace(args.path)
+    sys.stdout.write(f"Workspace ready at {workspace.root}\n")
+    return EXIT_OK
+
+
+@TOP.command(
+    "demo",
+    "generate a sample workspace and open the dashboard on it",
+    arg("path", nargs="?", default="oryx-demo", help="default: ./oryx-demo"),
+    arg("--no-open", action="store_true", help="only generate the workspace"),
+    arg("--live", action="store_true", help="also run a simulated agent that saves entries"),
+)
+def demo(args: argparse.Namespace) -> int:
+    from oryxtui.demo import create_demo_workspace
+
+    workspace, created = create_demo_workspace(Path(args.path))
+    verb = "Created" if created else "Using the existing"
+    sys.stdout.write(f"{verb} demo workspace at {workspace.root}\n")
+    if args.no_open:
+        sys.stdout.write(f"Look at it with: oryxtui memory show --root {args.path} --agent atlas\n")
+        return EXIT_OK
+    return run_dashboard(workspace, live=args.live)
+
+
+def dashboard(args: argparse.Namespace) -> int:
+    """`oryxtui` without a command."""
+    return run_dashboard(find_workspace(args.root), live=False)
+
+
+def run_dashboard(workspace: Workspace, live: bool) -> int:
+    settings = settings_of(workspace)
+    service_of(workspace, settings)  # a bad backend fails here, before the screen clears
+    from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
+    from oryxtui.tui.keymap import check_keymap
+
+    check_keymap(settings.tui.keymap, workspace.config_path)
+
+    simulator = None
+    if live:
+        simulator = subprocess.Popen(
+            [sys.executable, "-m", "oryxtui.simulate", str(workspace.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    try:
+        OryxApp(workspace, settings).run()
+    finally:
+        if simulator is not None:
+            simulator.terminate()
+            simulator.wait(timeout=5)
+    return EXIT_OK

@@ -1,0 +1,33 @@
+"""The stores behind `MemoryService`, one folder or module each: `markdown` (MEMORY.md files,
+the default), `sqlite` (upstream's `memory_entries` table) and `mem0` (a mem0 server). A new
+backend is one more beside them, chosen here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from oryxtui.config import Settings
+from oryxtui.errors import ConfigError
+from oryxtui.memory.format import Clock
+from oryxtui.memory.store import LongTermMemoryStore
+from oryxtui.workspace import Workspace
+
+
+def create_store(
+    workspace: Workspace, settings: Settings, clock: Clock = datetime.now
+) -> LongTermMemoryStore:
+    """The store `memory.backend` names (each is imported only when chosen)."""
+    memory = settings.memory
+    if memory.backend == "markdown":
+        from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
+
+        return MarkdownMemoryStore(workspace, clock=clock)
+    if memory.backend == "sqlite":
+        from oryxtui.memory.backends.sqlite import SqliteMemoryStore
+
+        return SqliteMemoryStore(workspace, clock=clock)
+    if memory.backend == "mem0":
+        from oryxtui.memory.backends.mem0 import Mem0MemoryStore
+
+        return Mem0MemoryStore(memory.mem0)
+    raise ConfigError(f"Unknown memory.backend '{memory.backend}'.")

@@ -1,0 +1,227 @@
+"""A history file: read incrementally (it only grows, until compacted), appended to durably,
+and compacted. Every write is the caller's, under the memory's lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from oryxtui.errors import MemoryWriteError
+from oryxtui.memory.files import (
+    StatSignature,
+    fsync_folder,
+    signature_of,
+    stat_signature,
+    write_temp,
+)
+from oryxtui.memory.format import Clock, MemoryEntry
+from oryxtui.memory.history.records import Lines, Record, Signature, cleaned, parsed
+from oryxtui.memory.history.replay import Replay, finding, keys_of
+from oryxtui.workspace import Workspace
+
+HISTORY_SUFFIX = ".journal"  # the journal's name: old journals are the start of a history
+DEFAULT_KEEP = 5000  # records kept when a history is compacted (at half as many again)
+# A history file of more than this is not read: a forged one cannot make oryxtui hold more.
+MAX_HISTORY_BYTES = 256 << 20
+TIME_SPEC = "seconds"
+
+
+def history_path(memory_file: Path) -> Path:
+    return memory_file.with_name(memory_file.name + HISTORY_SUFFIX)
+
+
+@dataclass
+class Log:
+    """What was read of a history file: its records, their replay, and where reading stopped."""
+
+    file_signature: StatSignature
+    offset: int
+    records: list[Record]
+    replay: Replay
+    malformed: int = 0  # complete lines that are no record (a torn write, a hand edit)
+
+    @property
+    def last(self) -> int:
+        return self.records[-1].n if self.records else 0
+
+    @property
+    def signature(self) -> Signature | None:
+        """The signature of the memory as the last record left it."""
+        for record in reversed(self.records):
+            if record.signature is not None:
+                return record.signature
+            if record.op != "seen":
+                return None
+        return None
+
+
+class History:
+    """Reads histories incrementally (they only grow, until compacted) and appends to them
+    durably. Every write is the caller's, under the memory's lock."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        clock: Clock = datetime.now,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
+        self.workspace = workspace
+        self.clock = clock
+        self.keep = keep
+        self._logs: dict[Path, Log] = {}
+        self._lock = threading.Lock()  # the dashboard's workers read logs from several threads
+
+    def log(self, path: Path) -> Log:
+        """Everything recorded in `path`; only what was added since the last call is read (and
+        added to the log in place: a long history is never copied)."""
+        with self._lock:
+            signature = stat_signature(path)
+            log = self._logs.get(path)
+            if log is not None and log.file_signature == signature:
+                return log  # nothing read: nothing to check
+        self.workspace.check_read_target(path)  # bring back writes what it holds: never outside
+        with self._lock:
+            log = self._logs.get(path)
+            grown = (
+                log is not None
+                and log.file_signature[0] == signature[0]
+                and signature[1] >= log.offset
+            )
+            if not grown or log is None:
+                log = Log(signature, 0, [], Replay())
+            try:
+                with open(path, "rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size > MAX_HISTORY_BYTES:
+                        raise MemoryWriteError(
+                            f"{path} is {size >> 20} MB, more than oryxtui reads of a history; "
+                            "move it aside and oryxtui starts a new one."
+                        )
+                    handle.seek(log.offset)
+                    data = handle.read(size - log.offset)
+            except FileNotFoundError:
+                data = b""
+            complete = data[: data.rfind(b"\n") + 1]  # a torn last line waits for its break
+            for raw in complete.decode("utf-8", errors="replace").split("\n"):
+                if not raw.strip():
+                    continue
+                record = parsed(raw, log.last)
+                if record is None:
+                    log.malformed += 1
+                    continue
+                log.records.append(record)
+                log.replay.apply(record)
+            log.offset += len(complete)
+            log.file_signature = signature
+            self._logs[path] = log
+            return log
+
+    def ours(self, path: Path) -> list[MemoryEntry]:
+        """The entries oryxtui wrote that nobody meant to remove, oldest first."""
+        log = self.log(path)
+        with self._lock:
+            keys = list(log.replay.ours)
+        return [cleaned(key) for key in keys]
+
+    def problems(self, path: Path) -> str | None:
+        """A sentence about lines of the history that could not be read, if there are any."""
+        count = self.log(path).malformed
+        if not count:
+            return None
+        many = count != 1
+        return (
+            f"{count} record{'s' if many else ''} in {path} "
+            f"{'are' if many else 'is'} not a change (a writer killed mid-record, or a hand "
+            f"edit) and {'were' if many else 'was'} skipped."
+        )
+
+    def commit(
+        self,
+        path: Path,
+        made: Record | None,
+        made_on: Signature | None,
+        now: Signature,
+        found: Callable[[], tuple[Lines | None, Signature]],
+    ) -> list[Record]:
+        """Record `made`, a change made to the memory found with signature `made_on`, which
+        left it with signature `now`. If the history did not leave the memory that way, someone
+        changed it behind oryxtui's back first: `found()` gives the memory as the change found
+        it, and the difference is recorded before the change. With `made` None, only look:
+        `found()` gives the memory as it is now. Call under the memory's lock; returns what was
+        recorded. (`found()` may give None for the memory: too big to keep a copy of; then the
+        history records changes but not the memory they were made to.)"""
+        log = self.log(path)
+        known = log.signature
+        pending: list[Record] = []
+        if made is None:
+            if now == known:
+                return []
+            pending.append(finding(log.replay, *found()))
+        else:
+            if made_on != known or known is None:
+                pending.append(finding(log.replay, *found()))
+            pending.append(replace(made, signature=now))
+        return self._append(path, log, pending)
+
+    def _append(self, path: Path, log: Log, pending: list[Record]) -> list[Record]:
+        if path.is_symlink():
+            raise MemoryWriteError(f"{path} is a symbolic link; remove it.")
+        time = self.clock().isoformat(timespec=TIME_SPEC)
+        records = [
+            replace(record, n=log.last + i, time=time) for i, record in enumerate(pending, 1)
+        ]
+        data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
+        with open(path, "a+b") as handle:
+            before = os.fstat(handle.fileno())
+            size = before.st_size
+            # A writer killed mid-record leaves a torn line: start ours on a line of its own.
+            torn = size > 0 and os.pread(handle.fileno(), 1, size - 1) != b"\n"
+            written = (("\n" if torn else "") + data).encode("utf-8")
+            handle.write(written)
+            handle.flush()
+            os.fsync(handle.fileno())
+            after = signature_of(os.fstat(handle.fileno()))
+        with self._lock:
+            if (log.offset, log.file_signature[0]) == (size, before.st_ino) and not torn:
+                # Read up to where we wrote: take our records as they are, without reading
+                # them back.
+                for record in records:
+                    log.records.append(record)
+                    log.replay.apply(record)
+                log.offset += len(written)
+                log.file_signature = after
+        log = self.log(path)
+        if len(log.records) > self.keep + self.keep // 2:
+            self._compact(path, log)
+        return records
+
+    def _compact(self, path: Path, log: Log) -> None:
+        """Fold all but the newest `keep` records into a baseline: the memory as they left it."""
+        cut = len(log.records) - self.keep
+        replay = Replay()
+        for record in log.records[:cut]:
+            replay.apply(record)
+        last = log.records[cut - 1]
+        # A memory the history keeps no copy of (too big, or only old journal records so
+        # far) is folded into what oryxtui wrote, without the memory.
+        baseline = Record(
+            last.n,
+            "untracked" if replay.memory is None else "baseline",
+            "outside",
+            time=last.time,
+            after=() if replay.memory is None else keys_of(replay.memory),
+            ours=tuple(replay.ours),
+            digests=tuple(replay.digests),
+            signature=last.signature,
+        )
+        kept = [baseline, *log.records[cut:]]
+        lines = [(json.dumps(r.stored(), ensure_ascii=False) + "\n").encode() for r in kept]
+        temp = write_temp(path, lines, "." + path.name + ".", ".tmp")
+        os.replace(temp, path)
+        fsync_folder(path.parent)
+        self._logs.pop(path, None)

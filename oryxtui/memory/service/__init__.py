@@ -1,0 +1,22 @@
+"""MemoryService: the facade the CLI, the dashboard, the tools and the API all call.
+
+Its parts: `base` (the store, the settings, the memory block), `recalling`, `steering` (edit,
+move, delete, restore) and `chronicle` (history, bring back, import)."""
+
+from oryxtui.memory.service.base import (
+    FROM_CONTEXT,
+    AgentArg,
+    RecallSetup,
+    current_agent,
+)
+from oryxtui.memory.service.chronicle import Chronicle
+from oryxtui.memory.service.recalling import Recalling
+from oryxtui.memory.service.steering import Steering
+
+
+class MemoryService(Recalling, Steering, Chronicle):
+    """Save, load, recall and list an agent's long-term memory, whatever the backend. The store
+    keeps the entries; the service decides what the memory block holds (the window)."""
+
+
+__all__ = ["FROM_CONTEXT", "AgentArg", "MemoryService", "RecallSetup", "current_agent"]

@@ -1,0 +1,300 @@
+"""What every part of the memory service stands on: the store, the settings, which agent a call
+is for, the memory block (the window) and the snapshot."""
+
+from __future__ import annotations
+
+import threading
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Self
+
+from oryxtui.config import (
+    DEFAULT_ARCHIVAL_MAX_CHARS,
+    DEFAULT_MAX_ENTRY_CHARS,
+    ConsolidateSettings,
+    EmbeddingSettings,
+    RecallSettings,
+    Settings,
+)
+from oryxtui.errors import OryxError, UsageError
+from oryxtui.memory.admission import Admission
+from oryxtui.memory.backends import create_store
+from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser, plan
+from oryxtui.memory.format import (
+    TIME_FORMAT,
+    Clock,
+    MemoryEntry,
+    Scope,
+    parse_scope,
+)
+from oryxtui.memory.history import CLI, Actor, current_actor
+from oryxtui.memory.snapshot import MemoryRead, MemorySnapshot
+from oryxtui.memory.store import (
+    LongTermMemoryStore,
+    Rankable,
+    Recorded,
+    Watch,
+)
+from oryxtui.memory.window import InjectedWindow, injected_window, render_context
+from oryxtui.workspace import AgentName, Workspace, is_valid_agent_name
+
+if TYPE_CHECKING:
+    from oryxtui.memory.recall.engine import RecallEngine
+
+
+class _FromContext:
+    def __repr__(self) -> str:
+        return "FROM_CONTEXT"
+
+
+FROM_CONTEXT: Final = _FromContext()
+AgentArg = AgentName | _FromContext  # a name, the global memory, or the tool call's agent
+
+BLOCK_WHOLE_BYTES = 16 << 20
+
+# The agent a tool call runs for; set by the tool executor, read when no agent is passed.
+current_agent: ContextVar[str | None] = ContextVar("oryxtui_current_agent", default=None)
+
+
+@dataclass(frozen=True)
+class RecallSetup:
+    """How recall ranks: the settings, the embedder's, and the database the index lives in."""
+
+    settings: RecallSettings
+    embedding: EmbeddingSettings
+    db_path: Path
+
+    @property
+    def ranks(self) -> bool:
+        """False: upstream's keyword recall (every hit, oldest first)."""
+        mode = self.settings.mode
+        return mode == "hybrid" or (mode == "auto" and self.embedding.provider is not None)
+
+
+class ServiceBase:
+    """The store behind the service and what the memory block holds; the parts of
+    `MemoryService` (recall, steering, history) build on it."""
+
+    def __init__(
+        self,
+        store: LongTermMemoryStore,
+        clock: Clock = datetime.now,
+        max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
+        archival_max_chars: int = DEFAULT_ARCHIVAL_MAX_CHARS,
+        recall_setup: RecallSetup | None = None,
+        actor: Actor = CLI,
+        consolidate: ConsolidateSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.consolidation = consolidate or ConsolidateSettings()
+        self.actor = actor  # who changes memory through this service, unless a tool call says
+        self.recall_setup = recall_setup
+        self._engine: RecallEngine | None = None
+        self._engine_lock = threading.Lock()
+        self.clock = clock
+        self.max_entry_chars = max_entry_chars
+        self.archival_max_chars = archival_max_chars
+        # Memory bigger than `block_whole_bytes` is never read whole for the block: about
+        # `block_read_bytes` of its newest part (a few times the window) hold the window.
+        self.block_whole_bytes = BLOCK_WHOLE_BYTES
+        self.block_read_bytes = max(1 << 16, 16 * archival_max_chars)
+
+    @classmethod
+    def open(
+        cls,
+        workspace: Workspace,
+        settings: Settings,
+        clock: Clock = datetime.now,
+        actor: Actor = CLI,
+    ) -> Self:
+        memory = settings.memory
+        store = create_store(workspace, settings, clock)
+        setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
+        return cls(
+            store,
+            clock,
+            memory.max_entry_chars,
+            memory.archival_max_chars,
+            setup,
+            actor,
+            memory.consolidate,
+        )
+
+    @property
+    def by(self) -> Actor:
+        """Who is changing memory now: an agent's tool call, else this service's actor."""
+        return current_actor.get() or self.actor
+
+    @property
+    def backend(self) -> str:
+        return self.store.name
+
+    @property
+    def watch(self) -> Watch:
+        """How a viewer learns that memory changed (files, the database, or by asking)."""
+        return self.store.watch
+
+    @property
+    def ranked(self) -> bool:
+        """Recall answers most relevant first (else: oldest first); known without loading."""
+        setup = self.recall_setup
+        hybrid = setup is not None and setup.ranks and isinstance(self.store, Rankable)
+        return self.store.ranked or hybrid
+
+    @property
+    def embeds(self) -> bool:
+        """Recall ranks by meaning here (an embedder is configured), known without loading it."""
+        setup = self.recall_setup
+        return (
+            setup is not None
+            and setup.ranks
+            and setup.embedding.provider is not None
+            and isinstance(self.store, Rankable)
+        )
+
+    @property
+    def engine(self) -> RecallEngine | None:
+        """The ranking engine, when recall ranks here (None: upstream's keyword recall, or a
+        store that ranks itself). NumPy and the embedder are loaded on first use."""
+        setup = self.recall_setup
+        store = self.store
+        if setup is None or not setup.ranks or not isinstance(store, Rankable):
+            return None
+        with self._engine_lock:
+            if self._engine is None:
+                from oryxtui.database import Database
+                from oryxtui.memory.recall.embedders import create_embedder
+                from oryxtui.memory.recall.engine import RecallEngine
+
+                embedder = create_embedder(setup.embedding)
+                database = Database(setup.db_path)
+                self._engine = RecallEngine(store, database, setup.settings, embedder)
+            return self._engine
+
+    @staticmethod
+    def resolve_agent(agent: AgentArg = FROM_CONTEXT) -> str | None:
+        """The agent a call is for; an unsafe name means the global memory (upstream's rule)."""
+        name = current_agent.get() if isinstance(agent, _FromContext) else agent
+        return name if is_valid_agent_name(name) else None
+
+    # The memory block --------------------------------------------------------------------------
+
+    def window(self, read: MemoryRead) -> InjectedWindow:
+        """Which archival entries of a read are injected, and their text in the block."""
+        block = read.archival_block
+        if self.store.windowed:
+            window = injected_window(block.lines, self.archival_max_chars, block.gaps)
+        else:
+            window = InjectedWindow(0, tuple(block.lines))
+        older = len(read.archival) - len(block.lines)  # the block shows the newest entries
+        return replace(window, start=window.start + older) if older else window
+
+    def build_context(self, agent: AgentArg = FROM_CONTEXT) -> str:
+        """The memory block exactly as injected: core in full, archival windowed."""
+        name = self.resolve_agent(agent)
+        read = self.store.read(name, self.block_read_bytes, self.block_whole_bytes)
+        window = self.window(read)
+        if read.partial is not None and window.start == 0:
+            read = self.store.read(name)  # the part read may hold less than the window takes
+            window = self.window(read)
+        return render_context(read.core_block.lines, window, read.core_block.gaps)
+
+    @property
+    def admission(self) -> Admission:
+        """The one way in: what every entry must be before it changes a memory."""
+        return Admission(self.max_entry_chars)
+
+    def save(
+        self,
+        agent: AgentArg,
+        content: str,
+        scope: str | Scope | None = Scope.ARCHIVAL,
+        op: str = "save",
+    ) -> MemoryEntry:
+        """One new entry, stamped now (`op` "digest" for a digest oryxtui wrote)."""
+        parsed_scope = parse_scope(scope)
+        clean = self.admission.text(content)
+        stamp = self.clock().strftime(TIME_FORMAT)
+        name = self.resolve_agent(agent)
+        return self.store.append(name, stamp, clean, parsed_scope, self.by, op)
+
+    # Consolidation ----------------------------------------------------------------------------
+
+    def consolidate(
+        self,
+        agent: AgentArg,
+        dry_run: bool = False,
+        summarise: Summariser | None = None,
+        method: str = EXTRACTIVE,
+        min_entries: int = 1,
+    ) -> Digest | None:
+        """The next digest (see `digest.plan`): written as the newest archival entry unless
+        `dry_run`; None when fewer than `min_entries` entries outside the window are uncovered.
+        Nothing is deleted: the covered entries stay, and stay recallable."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(f"The {self.backend} backend keeps its own memory: no digests.")
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        core, lines = [e.line for e in snapshot.core], list(snapshot.archival_lines())
+
+        def window_with(line: str) -> int:
+            read = store.memory_read({Scope.CORE: core, Scope.ARCHIVAL: [*lines, line]})
+            return self.window(read).start
+
+        stamp = self.clock().strftime(TIME_FORMAT)
+        digest = plan(
+            snapshot.archival,
+            snapshot.coverage,
+            snapshot.window_start,
+            window_with,
+            stamp,
+            self.consolidation.max_chars,
+            summarise,
+            method,
+            min_entries,
+        )
+        if digest is not None and not dry_run:
+            self.save(name, digest.content, Scope.ARCHIVAL, op="digest")
+        return digest
+
+    def uncovered(self, agent: AgentArg = FROM_CONTEXT) -> int:
+        """How many archival entries outside the injected window no digest covers."""
+        snapshot = self.snapshot(self.resolve_agent(agent))
+        return len(snapshot.coverage.uncovered(len(snapshot.archival), snapshot.window_start))
+
+    def snapshot(
+        self, agent: AgentArg = FROM_CONTEXT, newest_bytes: int | None = None
+    ) -> MemorySnapshot:
+        """Every entry; with `newest_bytes`, a big file gives only its newest (see `partial`)."""
+        name = self.resolve_agent(agent)
+        return self._snapshot(name, self.store.read(name, newest_bytes))
+
+    def _snapshot(self, name: str | None, read: MemoryRead) -> MemorySnapshot:
+        return MemorySnapshot(
+            digest_lines=self._digest_lines(name),
+            agent=name,
+            backend=self.backend,
+            core=read.core,
+            archival=read.archival,
+            window=self.window(read),
+            memory_file=read.memory_file,
+            warning=read.warning,
+            blank_file=read.blank_file,
+            partial=read.partial,
+        )
+
+    def _digest_lines(self, name: str | None) -> frozenset[str]:
+        """The digests oryxtui wrote into this memory, by its history (none it cannot read)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return frozenset()
+        try:
+            return frozenset(store.changes(name).replay.digests)
+        except OryxError:
+            return frozenset()
+
+    def count_archival(self, agent: AgentArg = FROM_CONTEXT) -> int:
+        return self.store.count_archival(self.resolve_agent(agent))

@@ -1,0 +1,117 @@
+"""History: every change to a memory, the memory as of a change, and bringing entries back."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from datetime import datetime
+
+from oryxtui.errors import MemoryWriteError, UsageError
+from oryxtui.memory.format import MemoryEntry
+from oryxtui.memory.history import Record, cleaned, memory_at
+from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
+from oryxtui.memory.snapshot import MemorySnapshot
+from oryxtui.memory.store import Recorded
+from oryxtui.memory.window import render_context
+from oryxtui.phrases import agent_label
+
+
+class Chronicle(ServiceBase):
+    """What changed, when, by whom; and undoing a removal."""
+
+    def _recorded(self) -> Recorded:
+        """The store, when it keeps a history; mem0 does not (one sentence)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(
+                f"The {self.backend} backend keeps no history oryxtui can read; its server "
+                "has its own."
+            )
+        return store
+
+    def reconcile(self, agent: AgentArg = FROM_CONTEXT) -> list[Record]:
+        """Record what another program changed since oryxtui last looked (the watcher calls
+        this); returns the records written."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return []
+        return store.reconcile(self.resolve_agent(agent))
+
+    def history(
+        self, agent: AgentArg = FROM_CONTEXT, since: datetime | None = None
+    ) -> list[Record]:
+        """Every change to the agent's memory, newest first (outside changes recorded first);
+        with `since`, only those made then or later."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        # A workspace oryxtui may not write to still has a history to read (up to its last
+        # record: what changed since cannot be recorded there).
+        with contextlib.suppress(MemoryWriteError):
+            store.reconcile(name)
+        shown = [record for record in store.changes(name).records if record.shown]
+        if since is not None:
+            floor = since.isoformat(timespec="seconds")
+            shown = [r for r in shown if r.time is not None and r.time >= floor]
+        return shown[::-1]
+
+    def as_of(self, agent: AgentArg, n: int) -> tuple[MemorySnapshot, str] | None:
+        """The memory right after change `n`, and the memory block it injected (None: from
+        before the history knew the memory)."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        lines = memory_at(store.changes(name).records, n)
+        if lines is None:
+            return None
+        read = store.memory_read(lines)
+        window = self.window(read)
+        return self._snapshot(name, read), render_context(read.core_block.lines, window)
+
+    def change_record(self, agent: AgentArg, n: int) -> Record:
+        """Change `n` of the agent's history (the number `memory log` shows)."""
+        name = self.resolve_agent(agent)
+        found = next((r for r in self.history(name) if r.n == n), None)
+        if found is None:
+            raise UsageError(
+                f"No change #{n} in the history of {agent_label(name)}; `oryxtui memory log` "
+                "lists them."
+            )
+        return found
+
+    def bring_back(self, agent: AgentArg, record: Record | int) -> list[MemoryEntry]:
+        """The entries change `record` removed (or edited away), written again with their
+        times, unless they are there; returns those written."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        if isinstance(record, int):
+            record = self.change_record(name, record)
+        snapshot = self.snapshot(name)
+        present = {entry.line for entry in [*snapshot.core, *snapshot.archival]}
+        # A moved entry is still there, in its other section: nothing to bring back.
+        entries = [cleaned(key) for key in record.before if key[1] not in present]
+        admitted = self.admission.entries(entries, f"change #{record.n}")
+        return store.bring_back(name, admitted, self.by) if admitted else []
+
+    def import_entries(
+        self, agent: AgentArg, entries: Sequence[MemoryEntry], source: str = "the import"
+    ) -> tuple[list[MemoryEntry], int]:
+        """Entries written into the memory with their scopes and times, in one write, but for
+        as many copies of each as are there already (same time and text, either section);
+        returns what was written and how many were skipped. One entry the admission refuses
+        refuses them all, before anything is written."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(
+                f"The {self.backend} backend cannot take entries with their times; import into "
+                "a workspace with the markdown or sqlite backend."
+            )
+        admitted = self.admission.entries(entries, source)
+        name = self.resolve_agent(agent)
+        written = store.bring_back(name, admitted, self.by, "import") if admitted else []
+        return written, len(entries) - len(written)
+
+    def history_problems(self, agent: AgentArg = FROM_CONTEXT) -> str | None:
+        """A sentence about unreadable lines in the history `lost` and `restore` rely on."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return None
+        return store.history_problems(self.resolve_agent(agent))
