@@ -43,3 +43,14 @@ def terminal() -> Iterator[Terminal]:
     term = Terminal(f"oryxtui-e2e-{os.getpid()}-{id(object())}")
     yield term
     term.tmux("kill-server")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests live by layer: the slow ones that need real processes, terminals, browsers or
+    installs are in tests/system and marked `system` (so `-m "not system"` is the fast loop)."""
+    for item in items:
+        placed = item.path.parent.name == "system"
+        if placed != (item.get_closest_marker("system") is not None):
+            raise pytest.UsageError(
+                f"{item.nodeid}: a test in tests/system is marked system, and only those are"
+            )

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from textual import events
 from textual.pilot import Pilot
 
 from oryxtui.agent.loop import AgentLoop
@@ -68,6 +69,15 @@ def app_with_llm(workspace: Workspace, base_url: str) -> OryxApp:
     service = MemoryService.open(workspace, settings, clock=fixed_clock)
     runner = AgentLoop(workspace, settings, service, SessionStore(workspace.db_path))
     return OryxApp(workspace, settings, service=service, runner=runner, user="tester")
+
+
+async def paste(pilot: Pilot, text: str) -> None:
+    """Text into the focused field in one event, as a paste: a key per character costs
+    ~60 ms in a test (typing itself is tested where it matters, with `pilot.press`)."""
+    focused = pilot.app.focused
+    assert focused is not None, "nothing has the focus to paste into"
+    focused.post_message(events.Paste(text))
+    await pilot.pause()
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:

@@ -36,9 +36,11 @@ def oryxtui_executable() -> str:
     return found
 
 
-def run_oryxtui(
+def oryxtui_process(
     *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """The real `oryxtui` executable, in a process of its own: for what only a process shows
+    (the entry point, exit statuses, signals, pipes, what a fresh interpreter imports)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [oryxtui_executable(), *args],
@@ -49,6 +51,21 @@ def run_oryxtui(
         env=full_env,
         timeout=60,
     )
+
+
+def run_oryxtui(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`oryxtui ARGS` run in this process (`main(argv)`), in `cwd`, with `env` added to the
+    environment, its streams captured: what the executable does, without a process start."""
+    with contextlib.ExitStack() as stack:
+        if env:
+            stack.enter_context(mock.patch.dict(os.environ, {k: str(v) for k, v in env.items()}))
+        if cwd is not None:
+            stack.enter_context(contextlib.chdir(cwd))
+        result = cli(*args, stdin=stdin or b"")
+    argv = ["oryxtui", *args]
+    return subprocess.CompletedProcess(argv, result.code, result.stdout, result.stderr)
 
 
 @dataclass(frozen=True)

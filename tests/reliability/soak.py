@@ -13,7 +13,7 @@ Afterwards every file must be UTF-8 and parse losslessly; every entry written th
 must be in its file or reported lost (an editor with a stale buffer saved over it); every line
 an editor saved must still be there; the dashboard's final state must equal the disk; and
 `restore` must bring every lost entry back. Prints one JSON document of counts; exits 1 on any
-violation. The normal test run uses a short version (tests/test_soak.py).
+violation. The normal test run uses a short version (tests/system/test_soak.py).
 """
 
 from __future__ import annotations

@@ -294,7 +294,7 @@ class DashboardScreen(Screen[None]):
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
-            self.agent_list.count(self.agent_list.others())
+            self.agent_list.count(self.agent_list.others(self.selected))
 
     @on(CensusTaken)
     def _census_taken(self, event: CensusTaken) -> None:
@@ -340,7 +340,7 @@ class DashboardScreen(Screen[None]):
             return
         self.pacer.request(self.selected)
         if counts:
-            self.agent_list.count(self.agent_list.others())
+            self.agent_list.count(self.agent_list.others(self.selected))
 
     @on(ChatPane.TurnEnded)
     def _turn_ended(self, event: ChatPane.TurnEnded) -> None:

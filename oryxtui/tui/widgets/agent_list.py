@@ -115,9 +115,10 @@ class AgentList(OptionList):
         event.stop()
         self.update_summaries(event.summaries)
 
-    def others(self) -> list[AgentName]:
-        """Every listed agent but the selected one."""
-        return [agent for agent in self.order if agent != self.selected]
+    def others(self, than: Selection) -> list[AgentName]:
+        """Every listed agent but `than` (the screen's selection: the bound copy here may be
+        a moment behind it)."""
+        return [agent for agent in self.order if agent != than]
 
     def mark_changed(self, agent: AgentName) -> None:
         """Show a marker beside the agent for a few seconds (its memory just changed)."""

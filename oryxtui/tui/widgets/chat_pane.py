@@ -78,6 +78,10 @@ class ChatPane(Vertical):
         self._reply: Markdown | None = None
         self._pending_tool: Collapsible | None = None
         self._sent = ""
+        # Turns begun and ended here: they only grow, so a test (or anything else) can wait on
+        # "the turn began" or "it ended" however briefly the input was disabled between.
+        self.turns_begun = 0
+        self.turns_ended = 0
         self.model = ""
 
     def compose(self) -> ComposeResult:
@@ -177,6 +181,7 @@ class ChatPane(Vertical):
             return  # one turn at a time
         self._sent = event.value
         self.chatting, self._failed = agent, False
+        self.turns_begun += 1
         await self.begin_turn(event.value)
         self._run_turn(agent, event.value)
 
@@ -189,6 +194,7 @@ class ChatPane(Vertical):
                 await self.end_turn(self._failed, self.model)
             else:
                 self.input.disabled = False
+            self.turns_ended += 1
             self.post_message(self.TurnEnded(event.agent))
             return
         if event.event.kind == "error":

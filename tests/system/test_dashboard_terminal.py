@@ -17,7 +17,9 @@ from tests.llm_server import ScriptedLLM
 from tests.support import oryxtui_executable
 from tests.tmux import Terminal
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
 CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: writes the user's clipboard
 TITLE = "\x1b]0;owned\x07"  # OSC 0: the window title

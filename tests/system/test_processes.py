@@ -22,9 +22,11 @@ from oryxtui.memory.history import memory_at
 from oryxtui.workspace import Workspace
 from tests.support import make_agent
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # 50 kills in the normal run; ORYXTUI_CRASH_ROUNDS=500 for the long run (see the README).
 CRASH_ROUNDS = int(os.environ.get("ORYXTUI_CRASH_ROUNDS", "50"))
 

@@ -17,7 +17,7 @@ from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 from oryxtui.memory.document import parse
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope
 from oryxtui.workspace import Workspace
-from tests.test_format import memory_texts
+from tests.unit.test_format import memory_texts
 
 keywords = st.sampled_from(["a", "- [", "entry", "核心", "#", "\r", "ä", "note", "zz"])
 

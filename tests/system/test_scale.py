@@ -1,4 +1,5 @@
-"""Scale: 500 agents, and one MEMORY.md of a million archival entries (about 60 MB)."""
+"""Scale: 500 agents, one MEMORY.md of a million archival entries (about 60 MB), and an import
+of 100,000 entries."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.workspace import Workspace, init_workspace
 from tests.dashboard_support import agent_list, make_app, shown_memory, wait_for
-from tests.support import make_agent, run_oryxtui
+from tests.support import cli, make_agent, run_oryxtui
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
 MILLION = 1_000_000
 
@@ -134,3 +139,27 @@ def test_the_cli_recalls_and_saves_in_a_million_entries(million: Workspace) -> N
     assert "after a million" in again.stdout
     doctor = run_oryxtui("memory", "doctor", "--root", root, "--agent", "huge")
     assert doctor.returncode == 0, doctor.stderr
+
+
+def test_import_is_one_write_in_linear_time(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    stamp = "2026-01-01 00:00:00"
+    dump = "".join(
+        json.dumps({"scope": "archival", "time": stamp, "content": f"entry {i}"}) + "\n"
+        for i in range(100_000)
+    )
+    started = time.perf_counter()
+    result = cli(
+        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
+    )
+    took = time.perf_counter() - started
+    assert result.code == 0, result.stderr
+    assert "Imported 100,000 entries" in result.stdout
+    assert took < 60  # seconds, not minutes (the benchmark has the figure)
+    service = MemoryService.open(workspace, Settings())
+    (change,) = service.history("ops")
+    assert change.op == "import" and len(change.after) == 100_000  # one write, one record
+    again = cli(
+        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
+    )
+    assert "Imported 0 entries" in again.stdout

@@ -26,7 +26,9 @@ import pytest
 from tests.serve_process import free_port
 from tests.support import oryxtui_executable, run_oryxtui
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

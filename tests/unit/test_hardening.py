@@ -11,11 +11,11 @@ from oryxtui.config import Settings
 from oryxtui.hosts import is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, is_valid_agent_name
+from tests.api_server import RunningApi
 from tests.llm_server import ScriptedLLM
 from tests.support import cli, fixed_clock, make_agent
-from tests.test_api import RunningApi
-from tests.test_terminal import on_terminal
-from tests.test_untrusted import GOOD_TURN, session_row
+from tests.unit.test_terminal import on_terminal
+from tests.unit.test_untrusted import GOOD_TURN, session_row
 
 
 @pytest.mark.parametrize(

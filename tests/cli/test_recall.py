@@ -28,7 +28,7 @@ from oryxtui.memory.recall.vectors import decode, encode, entry_hash
 from oryxtui.workspace import Workspace
 from tests.llm_server import ScriptedLLM
 from tests.support import make_agent, run_oryxtui
-from tests.test_recall_parts import JAVA_MOCK_HELLO
+from tests.unit.test_recall_parts import JAVA_MOCK_HELLO
 
 BACKENDS = ["markdown", "sqlite"]
 

@@ -12,8 +12,8 @@ from filelock import FileLock
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace
+from tests.api_server import RunningApi
 from tests.support import fixed_clock, make_agent
-from tests.test_api import RunningApi
 
 
 def test_saves_waiting_on_one_agent_leave_the_others_answered(workspace: Workspace) -> None:

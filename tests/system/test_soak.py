@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_short_soak_with_every_writer_at_once_loses_nothing() -> None:

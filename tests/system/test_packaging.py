@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
+# tests (they wait on pip more than they compete for the processor).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("installs")]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 HEADLESS_OPEN = """
 import asyncio, sys

@@ -131,7 +131,7 @@ async def test_chat_replies_in_the_dashboard_are_neutralised(workspace: Workspac
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: shown_memory(app) is not None and "alpha" in prompts(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+            await wait_for(pilot, lambda: chat_pane(app).turns_ended == 1)
             sources = [m.source for m in chat_pane(app).query(Markdown) if m.source]
             assert sources, "no reply shown"
             for source in sources:

@@ -4,54 +4,23 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from oryxtui.api.app import create_api
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope, entry_id
 from oryxtui.workspace import Workspace
-from tests.serve_process import ServeProcess, free_port
+from tests.api_server import RunningApi
+from tests.serve_process import ServeProcess
 from tests.support import fixed_clock, make_agent, run_oryxtui
 
 CORE_LINE = "- [2026-07-22 09:30:00] prefers tea"
-
-
-class RunningApi:
-    def __init__(
-        self, workspace: Workspace, token: str | None = None, app: FastAPI | None = None
-    ) -> None:
-        config = uvicorn.Config(
-            app or create_api(workspace, Settings(), token),
-            host="127.0.0.1",
-            port=free_port(),
-            log_level="warning",
-        )
-        self.server = uvicorn.Server(config)
-        self.url = f"http://127.0.0.1:{config.port}"
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> httpx.Client:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        self.client = httpx.Client(base_url=self.url, timeout=10)
-        return self.client
-
-    def __exit__(self, *_: object) -> None:
-        self.client.close()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture

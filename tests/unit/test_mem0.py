@@ -166,7 +166,7 @@ async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Worksp
     from textual.widgets import Input
 
     from oryxtui.tui.app import OryxApp
-    from tests.dashboard_support import archival_pane, memory_shown, wait_for
+    from tests.dashboard_support import archival_pane, memory_shown, paste, wait_for
 
     make_agent(workspace, "ops")
     settings = mem0_settings(server.base_url)
@@ -178,7 +178,8 @@ async def test_the_dashboard_works_on_mem0(server: Mem0Server, workspace: Worksp
         assert archival_pane(app).view.row_count == 1
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"saved from the dashboard", "enter")
+        await paste(pilot, "saved from the dashboard")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 2)
         other.save("ops", "written by another process", "archival")  # no file: polled
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 3, timeout=30)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -308,30 +307,6 @@ def test_bring_back_and_restore_hold_entries_to_the_limit(
     assert doctor.code == 2 and "max_entry_chars" in doctor.stderr
     assert "z" * 100 not in (folder / "MEMORY.md").read_text()
     assert kept.content.startswith("y")
-
-
-def test_import_is_one_write_in_linear_time(workspace: Workspace) -> None:
-    make_agent(workspace, "ops")
-    stamp = "2026-01-01 00:00:00"
-    dump = "".join(
-        json.dumps({"scope": "archival", "time": stamp, "content": f"entry {i}"}) + "\n"
-        for i in range(100_000)
-    )
-    started = time.perf_counter()
-    result = cli(
-        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
-    )
-    took = time.perf_counter() - started
-    assert result.code == 0, result.stderr
-    assert "Imported 100,000 entries" in result.stdout
-    assert took < 60  # seconds, not minutes (the benchmark has the figure)
-    service = MemoryService.open(workspace, Settings())
-    (change,) = service.history("ops")
-    assert change.op == "import" and len(change.after) == 100_000  # one write, one record
-    again = cli(
-        "memory", "import", "-", "--root", str(workspace.root), "--agent", "ops", stdin=dump
-    )
-    assert "Imported 0 entries" in again.stdout
 
 
 def test_export_writes_only_a_regular_file_or_a_new_name(

@@ -94,7 +94,7 @@ def test_agents_are_listed_and_made(demo: Workspace) -> None:
 
 
 def test_bring_back_a_change_by_its_number(demo: Workspace) -> None:
-    from tests.test_api import RunningApi
+    from tests.api_server import RunningApi
 
     root = ("--root", str(demo.root), "--agent", "scribe")
     shown = json.loads(cli("memory", "show", *root, "--json").stdout)
@@ -141,7 +141,7 @@ def test_the_demo_has_past_conversations(demo: Workspace) -> None:
 
 
 def test_the_api_docs_work_without_the_internet(demo: Workspace) -> None:
-    from tests.test_api import RunningApi
+    from tests.api_server import RunningApi
 
     with RunningApi(demo) as client:
         page = client.get("/docs")

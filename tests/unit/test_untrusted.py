@@ -23,9 +23,9 @@ from oryxtui.config import Settings, load_settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.recall.vectors import encode, entry_hash
 from oryxtui.workspace import Workspace
+from tests.api_server import RunningApi
 from tests.llm_server import ScriptedLLM, concept_vector
 from tests.support import cli, fixed_clock, make_agent
-from tests.test_api import RunningApi
 
 FORGED_NUMBERS = [
     '{"n": Infinity, "op": "save", "actor": "cli"}',

@@ -29,6 +29,7 @@ from tests.dashboard_support import (
     core_pane,
     count_reads,
     make_app,
+    paste,
     shown_memory,
     shown_text,
     upstream_append,
@@ -94,7 +95,8 @@ async def test_save_modal_archival_and_core(demo_workspace: Workspace) -> None:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"deploy window is Tuesday [/b]", "enter")
+        await paste(pilot, "deploy window is Tuesday [/b]")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         assert "- [2026-07-22 09:30:00] deploy window is Tuesday [/b]\n" in memory_file.read_text()
         await wait_for(
@@ -104,7 +106,8 @@ async def test_save_modal_archival_and_core(demo_workspace: Workspace) -> None:
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.click("#scope-core")
         app.screen.query_one("#save-text", Input).focus()
-        await pilot.press(*"always answer in English", "enter")
+        await paste(pilot, "always answer in English")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: core_pane(app).view.row_count == 2)
         text = memory_file.read_text()
         assert text.index("always answer in English") < text.index(ARCHIVAL_HEADER)
@@ -119,14 +122,16 @@ async def test_enter_on_the_scope_choice_saves_with_that_scope(
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"the pager rota is in Confluence", "tab")  # to the scope choice
+        await paste(pilot, "the pager rota is in Confluence")
+        await pilot.press("tab")  # to the scope choice
         await pilot.press("down", "enter")  # core, and save
         await wait_for(pilot, lambda: core_pane(app).view.row_count == 2)
         text = memory_file.read_text()
         assert text.index("the pager rota is in Confluence") < text.index(ARCHIVAL_HEADER)
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"kept in archival", "tab", "enter")  # archival, as shown: saves
+        await paste(pilot, "kept in archival")
+        await pilot.press("tab", "enter")  # archival, as shown: saves
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         assert memory_file.read_text().rstrip().endswith("] kept in archival")
 
@@ -138,7 +143,8 @@ async def test_save_modal_escape_cancels(demo_workspace: Workspace) -> None:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"never mind", "escape")
+        await paste(pilot, "never mind")
+        await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.focused, Input))
     assert demo_workspace.memory_file("alpha").read_bytes() == before
 
@@ -152,7 +158,8 @@ async def test_failed_save_keeps_the_text_and_says_why(demo_workspace: Workspace
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"important", "enter")
+        await paste(pilot, "important")
+        await pilot.press("enter")
         error = app.screen.query_one("#save-error")
         await wait_for(pilot, lambda: "not valid UTF-8" in str(error.render()))
         assert app.screen.query_one("#save-text", Input).value == "important"
@@ -327,14 +334,18 @@ async def test_a_burst_of_saves_is_coalesced(demo_workspace: Workspace) -> None:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
         reads = count_reads(app.service)
         writer = MemoryService.open(demo_workspace, Settings())
-        started = time.monotonic()
-        for index in range(100):
-            writer.save("alpha", f"burst {index}", "archival")
-            await pilot.pause(0.008)
-        elapsed = time.monotonic() - started
-        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 160)
+
+        def burst() -> float:  # another writer beside the dashboard, a save every few ms
+            started = time.monotonic()
+            for index in range(50):
+                writer.save("alpha", f"burst {index}", "archival")
+                time.sleep(0.008)
+            return time.monotonic() - started
+
+        elapsed = await asyncio.to_thread(burst)
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 110)
         reloads = reads["alpha"]
-        assert reloads <= 20 * elapsed + 5, f"{reloads} reloads for 100 saves in {elapsed:.2f}s"
+        assert reloads <= 20 * elapsed + 5, f"{reloads} reloads for 50 saves in {elapsed:.2f}s"
 
 
 async def test_symlink_to_a_large_tree_does_not_slow_start_up(
@@ -435,10 +446,12 @@ async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> 
         # Only what applies now: nothing is lost, and alpha is already shown.
         assert "Restore lost entries" not in titles and "Show alpha" not in titles
         await pilot.press("ctrl+p")
-        await pilot.press(*"prompt preview", "enter")
+        await paste(pilot, "prompt preview")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one(TabbedContent).active == "prompt-tab")
         await pilot.press("ctrl+p")
-        await pilot.press(*"show beta", "enter")
+        await paste(pilot, "show beta")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: loaded(app, "beta"))
         # An outside edit drops an entry oryxtui saved: now there is something to restore.
         app.service.save("beta", "saved by oryxtui", "archival")
@@ -459,7 +472,8 @@ async def test_after_show_agent_from_the_palette_keys_are_the_dashboards(
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: app.screen.query(CommandList))
-        await pilot.press(*"show beta", "enter")
+        await paste(pilot, "show beta")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: loaded(app, "beta"))
         await wait_for(pilot, lambda: isinstance(app.focused, EntryView))
         await pilot.press("s")  # a key for the dashboard, not a letter for the chat
@@ -479,7 +493,8 @@ async def test_a_file_emptied_mid_save_keeps_the_last_good_content(
         banner = app.query_one("#agent-banner")
         await wait_for(pilot, lambda: "missing or empty" in str(banner.render()))
         assert archival_pane(app).view.row_count == 60
-        assert str(app.query_one(AgentList).get_option_at_index(0).prompt).startswith("⚠")
+        agents = app.query_one(AgentList)  # the list's marker follows by its own message
+        await wait_for(pilot, lambda: str(agents.get_option_at_index(0).prompt).startswith("⚠"))
         memory_file.write_text(full + "- back\n")
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 61)
         assert "missing" not in str(app.query_one("#agent-banner").render())
@@ -527,7 +542,8 @@ async def test_an_agent_selected_after_one_with_few_entries_opens_at_its_newest(
     async with app.run_test(size=(111, 32)) as pilot:
         await wait_for(pilot, lambda: loaded(app, "atlas"))
         await pilot.press("ctrl+p")
-        await pilot.press(*"show ops-bot", "enter")
+        await paste(pilot, "show ops-bot")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: loaded(app, "ops-bot"))
         newest = shown_memory(app).snapshot.archival[-1].content[:40]
         await wait_for(pilot, lambda: newest in "\n".join(shown_text(app, "#archival-view")))

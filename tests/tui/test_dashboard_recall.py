@@ -14,6 +14,7 @@ from tests.dashboard_support import (
     archival_pane,
     build_workspace,
     make_app,
+    paste,
     upstream_append,
     wait_for,
 )
@@ -39,7 +40,7 @@ async def test_the_modal_ranks_and_explains_and_meaning_follows_a_pause(
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         results = app.screen.query_one("#recall-results", OptionList)
-        await pilot.press(*"answer number 19")
+        await paste(pilot, "answer number 19")
         await wait_for(pilot, lambda: "index 60/60" in status_text(app))
         assert "mock/deterministic (meaningless" in status_text(app)
         assert "best first" in status_text(app)

@@ -156,16 +156,3 @@ def test_help_lists_the_commands() -> None:
     assert result.returncode == 0
     for command in ("init", "demo", "memory"):
         assert command in result.stdout
-
-
-def test_scriptable_commands_do_not_import_textual(demo: Path) -> None:
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys; from oryxtui.cli import main; "
-        "code = main(['memory', 'show', '--agent', 'atlas']); "
-        "assert 'textual' not in sys.modules, 'textual was imported'; sys.exit(code)"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], cwd=demo, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr

@@ -1,6 +1,7 @@
 """Snapshots of the main screen and the two modals: fixed size, fixed clock, no real paths.
 
-Update on purpose only: `pytest tests/test_snapshots.py --snapshot-update`, then read the report.
+Update on purpose only: `pytest tests/tui/test_snapshots.py --snapshot-update`, then read the
+report.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def test_chat_pane_after_a_turn(snap_compare, workspace: Workspace) -> None:
     async def chat(pilot: Pilot) -> None:
         await _loaded(pilot)
         await pilot.press("c", *"remember that the pager code is 4711", "enter")
-        await wait_for(pilot, lambda: not chat_pane(pilot.app).input.disabled)
+        await wait_for(pilot, lambda: chat_pane(pilot.app).turns_ended == 1)
         await wait_for(pilot, lambda: archival_pane(pilot.app).view.row_count == 61)
         await wait_for(pilot, lambda: not archival_pane(pilot.app).view.fresh)
         await pilot.pause()

@@ -9,7 +9,9 @@ import pytest
 from tests.support import oryxtui_executable, run_oryxtui
 from tests.tmux import Terminal
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Real processes, terminals, browsers, installs or scale: one at a time (`--dist loadgroup`),
+# so no two of them compete for the machine at the same moment.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
 
 def test_save_with_keys_then_read_it_from_screen_and_file(

@@ -17,6 +17,7 @@ from tests.dashboard_support import (
     build_workspace,
     chat_pane,
     make_app,
+    paste,
     prompts,
     shown_memory,
     wait_for,
@@ -44,9 +45,10 @@ async def test_a_chat_turn_saves_streams_and_updates_every_pane(demo_workspace: 
         before = prompts(app)["alpha"]
         await pilot.press("c")
         assert isinstance(app.focused, Input) and app.focused.id == "chat-input"
-        await pilot.press(*"remember that the pager code is 4711", "enter")
+        await paste(pilot, "remember that the pager code is 4711")
+        await pilot.press("enter")
         chat = chat_pane(app)
-        await wait_for(pilot, lambda: not chat.input.disabled)
+        await wait_for(pilot, lambda: chat.turns_ended == 1)
         replies = [m.source for m in chat.query(Markdown)]
         assert "(offline model) Noted in archival memory." in replies
         (tool,) = chat.query(Collapsible)
@@ -87,13 +89,15 @@ async def test_the_session_history_comes_back_when_the_agent_is_selected(
     app = make_app(demo_workspace)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
-        await pilot.press("c", *"what do you remember about question 7", "enter")
+        await pilot.press("c")
+        await paste(pilot, "what do you remember about question 7")
+        await pilot.press("enter")
         # Wait for the reply itself: the input can still be enabled before the turn has begun.
         await wait_for(
             pilot,
             lambda: any("answer number 7" in m.source for m in chat_pane(app).query(Markdown)),
         )
-        await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+        await wait_for(pilot, lambda: chat_pane(app).turns_ended == 1)
     again = make_app(demo_workspace)
     async with again.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(again))
@@ -113,10 +117,12 @@ async def test_a_failed_turn_unlocks_the_input_and_keeps_the_text(
     app = app_with_llm(demo_workspace, dead)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
-        await pilot.press("c", *"hello [/bold] anyone?", "enter")
+        await pilot.press("c")
+        await paste(pilot, "hello [/bold] anyone?")
+        await pilot.press("enter")
         chat = chat_pane(app)
         await wait_for(pilot, lambda: chat.query(".chat-error"))
-        await wait_for(pilot, lambda: not chat.input.disabled)
+        await wait_for(pilot, lambda: chat.turns_ended == 1)
         assert chat.input.value == "hello [/bold] anyone?"
         assert "Cannot reach the LLM" in str(chat.query_one(".chat-error").render())
         assert app.is_running
@@ -129,7 +135,7 @@ async def test_replies_with_markup_render_literally(demo_workspace: Workspace) -
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+            await wait_for(pilot, lambda: chat_pane(app).turns_ended == 1)
             await pilot.pause(0.1)
             assert app.is_running
             assert any("[/bold]" in m.source for m in chat_pane(app).query(Markdown))
@@ -143,10 +149,10 @@ async def test_escape_during_a_turn_returns_to_the_panes_and_stays(
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: ready(app))
             await pilot.press("c", *"hi", "enter")
-            await wait_for(pilot, lambda: chat_pane(app).input.disabled)
+            await wait_for(pilot, lambda: chat_pane(app).turns_begun == 1)
             await pilot.press("escape")
             assert app.focused is not None and app.focused.id == "archival-view"
-            await wait_for(pilot, lambda: not chat_pane(app).input.disabled)
+            await wait_for(pilot, lambda: chat_pane(app).turns_ended == 1)
             await wait_for(pilot, lambda: any(m.source for m in chat_pane(app).query(Markdown)))
             # The end of the turn does not pull the focus back into the chat.
             assert app.focused is not None and app.focused.id == "archival-view"
@@ -161,9 +167,10 @@ async def test_the_prompt_preview_shows_what_recall_gave_in_the_last_turn(
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: ready(app))
         await pilot.press("c")
-        await pilot.press(*"what do you remember about answer number 42", "enter")
+        await paste(pilot, "what do you remember about answer number 42")
+        await pilot.press("enter")
         chat = chat_pane(app)
-        await wait_for(pilot, lambda: not chat.input.disabled)
+        await wait_for(pilot, lambda: chat.turns_ended == 1)
         await wait_for(pilot, lambda: prompts(app)["alpha"].recalls != ())
         (use,) = prompts(app)["alpha"].recalls
         assert use.keyword == "answer number 42" and len(use.entries) == 1

@@ -19,9 +19,11 @@ from oryxtui.extras import install_command
 from oryxtui.workspace import init_workspace
 from tests.serve_process import free_port
 
-pytestmark = pytest.mark.system  # real processes, terminals, browsers or installs
+# Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
+# tests (they wait on pip more than they compete for the processor).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("installs")]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,7 @@ def test_mem0_says_it_cannot_change_single_entries(workspace: Workspace) -> None
 
 
 def test_a_stale_entry_is_409_over_rest(tmp_path: Path, workspace: Workspace) -> None:
-    from tests.test_api import RunningApi
+    from tests.api_server import RunningApi
 
     make_agent(workspace, "ops")
     service = service_for(workspace, "markdown")

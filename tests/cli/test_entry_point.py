@@ -1,0 +1,115 @@
+"""The real `oryxtui` executable, in processes of its own: what the in-process runner cannot
+show — the installed entry point, exit statuses as a shell sees them, pipes, signals, and what
+a fresh interpreter imports. (The other CLI tests call `main(argv)` in the test's process.)"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import cli, oryxtui_executable, oryxtui_process
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("entry") / "demo"
+    result = oryxtui_process("demo", str(folder), "--no-open")
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+def test_the_installed_executable_and_python_m_are_the_same_program() -> None:
+    from oryxtui import __version__
+
+    installed = oryxtui_process("--version")
+    module = subprocess.run(
+        [sys.executable, "-m", "oryxtui", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert installed.returncode == module.returncode == 0
+    assert installed.stdout == module.stdout == f"oryxtui {__version__}\n"
+
+
+def test_exit_statuses_as_a_shell_sees_them(demo: Path) -> None:
+    root = ("--root", str(demo))
+    assert oryxtui_process("memory", "show", *root, "--agent", "atlas").returncode == 0
+    unknown = oryxtui_process("memory", "show", *root, "--agent", "atlsa")
+    assert unknown.returncode == 2
+    assert unknown.stderr.count("\n") == 1 and "did you mean atlas" in unknown.stderr
+    assert oryxtui_process("memory", "frobnicate", *root).returncode == 2  # argparse
+    stale = oryxtui_process("memory", "delete", *root, "--agent", "atlas", "000000000000")
+    assert stale.returncode == 1 and stale.stderr.startswith("oryxtui: error: ")
+    assert "Traceback" not in unknown.stderr + stale.stderr
+
+
+def test_a_reader_that_goes_away_is_not_an_error(demo: Path) -> None:
+    """`oryxtui memory export | head -1`: the pipe closes early; no traceback, status 0."""
+    for _ in range(30):  # enough entries that the export outlives the reader
+        assert cli("memory", "save", "--root", str(demo), "x" * 2000).code == 0
+    exporter = subprocess.Popen(
+        [oryxtui_executable(), "memory", "export", "--root", str(demo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert exporter.stdout is not None and exporter.stderr is not None
+    exporter.stdout.readline()
+    exporter.stdout.close()  # the reader is gone
+    assert exporter.wait(timeout=60) == 0
+    assert exporter.stderr.read() == b""
+
+
+def test_ctrl_c_in_a_chat_ends_it_quietly(demo: Path) -> None:
+    chat = subprocess.Popen(
+        [oryxtui_executable(), "chat", "--root", str(demo), "--agent", "atlas"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert chat.stderr is not None
+    try:
+        greeting = chat.stderr.readline()  # said once it waits for the first line
+        assert greeting.startswith("Chatting with atlas"), greeting
+        chat.send_signal(signal.SIGINT)
+        assert chat.wait(timeout=60) == 130
+        assert "Traceback" not in chat.stderr.read()
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.wait()
+
+
+HEAVY = ("textual", "numpy", "fastapi", "starlette", "uvicorn", "openai")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "save", "a fact"],
+        ["memory", "show", "--agent", "atlas"],
+        ["memory", "log"],
+        ["memory", "export"],
+        ["agents", "list"],
+        ["sessions", "list"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_scriptable_commands_import_nothing_heavy(demo: Path, argv: list[str]) -> None:
+    """A fresh interpreter running the command: no Textual, NumPy, server or model SDK."""
+    probe = (
+        "import contextlib, io, sys\n"
+        "from oryxtui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        f"loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+        "print(code, ' '.join(loaded))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=demo, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    code, *loaded = result.stdout.split()
+    assert code == "0" and loaded == [], (argv, loaded)
