@@ -4,9 +4,12 @@ a fresh interpreter imports. (The other CLI tests call `main(argv)` in the test'
 
 from __future__ import annotations
 
+import os
+import platform
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,9 +64,27 @@ def test_a_reader_that_goes_away_is_not_an_error(demo: Path) -> None:
     assert exporter.stderr.read() == b""
 
 
+def reading_its_input(pid: int, timeout: float = 30.0) -> None:
+    """Wait until the process is blocked in read(0, …) — /proc/PID/syscall names the call and
+    its first argument; where that file cannot be read, go on (the greeting came just before)."""
+    read = {"x86_64": "0", "aarch64": "63"}.get(platform.machine())
+    deadline = time.monotonic() + timeout
+    while read is not None and time.monotonic() < deadline:
+        try:
+            call = Path(f"/proc/{pid}/syscall").read_text().split()
+        except OSError:
+            return
+        if call[:2] == [read, "0x0"]:
+            return
+        time.sleep(0.01)
+    if read is not None:
+        raise AssertionError(f"the chat never waited on its standard input within {timeout} s")
+
+
 def test_ctrl_c_in_a_chat_ends_it_quietly(demo: Path) -> None:
     chat = subprocess.Popen(
         [oryxtui_executable(), "chat", "--root", str(demo), "--agent", "atlas"],
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -71,10 +92,17 @@ def test_ctrl_c_in_a_chat_ends_it_quietly(demo: Path) -> None:
     )
     assert chat.stderr is not None
     try:
-        greeting = chat.stderr.readline()  # said once it waits for the first line
+        greeting = chat.stderr.readline()  # said just before it waits for the first line
         assert greeting.startswith("Chatting with atlas"), greeting
+        reading_its_input(chat.pid)  # ctrl-C while it waits for the person, as a person would
         chat.send_signal(signal.SIGINT)
-        assert chat.wait(timeout=60) == 130
+        try:
+            status = chat.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            chat.send_signal(signal.SIGABRT)  # faulthandler: where it was stuck, for the report
+            chat.wait(timeout=30)
+            raise AssertionError(f"ctrl-C did not end the chat:\n{chat.stderr.read()}") from None
+        assert status == 130
         assert "Traceback" not in chat.stderr.read()
     finally:
         if chat.poll() is None:
