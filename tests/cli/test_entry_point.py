@@ -85,6 +85,9 @@ def test_ctrl_c_in_a_chat_ends_it_quietly(demo: Path) -> None:
     chat = subprocess.Popen(
         [oryxtui_executable(), "chat", "--root", str(demo), "--agent", "atlas"],
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        # A shell's background jobs inherit SIGINT ignored (and Python keeps it so): start the
+        # chat as a terminal would, whatever ran the tests.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
