@@ -117,8 +117,33 @@ class ConsolidateSettings(_Section):
     max_chars: int = Field(1000, ge=80)
 
 
+class DatabaseSettings(_Section):
+    """The shared database (team scale). Without a url, every table is in the workspace's
+    oryxos.db (SQLite). The password never sits in a config file: it comes from the variable
+    `password_env` names, or libpq's PGPASSWORD, or a url given in ORYXTUI_DATABASE_URL."""
+
+    url: str | None = None
+    password_env: str | None = None
+    # Connections one process keeps open (the dashboard's workers and the API's threads).
+    pool_size: int = Field(4, ge=1, le=64)
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=120)
+
+    @field_validator("url")
+    @classmethod
+    def _a_postgres_url(cls, url: str | None) -> str | None:
+        if url is None or not url.strip():
+            return None
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "must be a PostgreSQL url such as 'postgresql://oryx@db.example:5432/oryx'"
+            )
+        return url
+
+
 class MemorySettings(_Section):
-    backend: Literal["markdown", "sqlite", "mem0"] = "markdown"
+    # "sqlite" is upstream's name for memory in `memory_entries` of the configured database
+    # (the workspace's oryxos.db, or [database] url); "database" says the same more plainly.
+    backend: Literal["markdown", "sqlite", "database", "mem0"] = "markdown"
     archival_max_chars: int = Field(DEFAULT_ARCHIVAL_MAX_CHARS, ge=0)
     # The longest entry a save accepts (after flattening to one line).
     max_entry_chars: int = Field(DEFAULT_MAX_ENTRY_CHARS, ge=1)
@@ -188,12 +213,16 @@ class ApiSettings(_Section):
 
 
 class Settings(_Section):
+    database: DatabaseSettings = DatabaseSettings()
     memory: MemorySettings = MemorySettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     prompt: PromptSettings = PromptSettings()
     llm: LlmSettings = LlmSettings()
     tui: TuiSettings = TuiSettings()
     api: ApiSettings = ApiSettings()
+
+
+DATABASE_URL_ENV = "ORYXTUI_DATABASE_URL"  # the usual name for it, beside ORYXTUI_DATABASE__URL
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
@@ -203,6 +232,8 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
         if name.startswith(ENV_PREFIX) and "__" in name:
             key = ".".join(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
             found[key] = (value, name)
+    if DATABASE_URL_ENV in environ:
+        found["database.url"] = (environ[DATABASE_URL_ENV], DATABASE_URL_ENV)
     return found
 
 
@@ -228,6 +259,13 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.envi
                 child = node[section] = {}
             node = child
         node[leaf] = value
+    url = data.get("database", {}).get("url") if isinstance(data.get("database"), dict) else None
+    if isinstance(url, str) and "database.url" not in overrides and _has_password(url):
+        raise ConfigError(
+            f"Invalid setting 'database.url' in {config_path}: it holds a password; take it out "
+            "and name the variable that holds it with database.password_env (or set "
+            f"{DATABASE_URL_ENV})."
+        )
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
@@ -237,3 +275,12 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.envi
         source = f"environment variable {origin[1]}" if origin else str(config_path)
         problem = error["msg"].removeprefix("Value error, ")
         raise ConfigError(f"Invalid setting '{key}' in {source}: {problem}.") from None
+
+
+def _has_password(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        return bool(urlsplit(url).password)
+    except ValueError:
+        return False

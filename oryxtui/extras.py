@@ -12,6 +12,7 @@ from oryxtui.errors import MissingExtra
 EXTRAS = {
     "server": ("fastapi", "uvicorn", "starlette", "h11", "swagger_ui_bundle"),
     "web": ("textual_serve", "aiohttp"),
+    "postgres": ("psycopg", "psycopg_pool"),
 }
 
 

@@ -11,6 +11,7 @@ from textual.widgets import Input
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
+from tests.postgres_server import PostgresServer
 from tests.support import fixed_clock
 from tests.tmux import Terminal
 
@@ -54,3 +55,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(
                 f"{item.nodeid}: a test in tests/system is marked system, and only those are"
             )
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL with pgvector for this test process, started on first use."""
+    from tests.postgres_server import postgres_server as started
+
+    with started() as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh database with oryxtui's schema, on the real server; the process's pools to it
+    closed after the test."""
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.postgres import Postgres, close_shared
+
+    url = postgres_server.database()
+    database = Postgres(DatabaseSettings(url=url))
+    database.upgrade()
+    database.close()
+    yield url
+    close_shared()

@@ -2,8 +2,9 @@
 
 One module per command group, each declaring its commands beside their handlers: `memory`
 (one memory now), `memory_history` (its past, export and import), `agents`, `sessions`,
-`chat` (prompt and chat), `serve` (the REST API and the web dashboard) and `workspace` (init,
-demo, the dashboard); `common` holds what they share."""
+`chat` (prompt and chat), `serve` (the REST API and the web dashboard), `database` (the
+shared PostgreSQL database) and `workspace` (init, demo, the dashboard); `common` holds what
+they share."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from oryxtui import __version__
-from oryxtui.cli import agents, chat, memory, memory_history, serve, sessions, workspace
+from oryxtui.cli import agents, chat, database, memory, memory_history, serve, sessions, workspace
 from oryxtui.cli.common import (
     AGENTS,
+    DB,
     EXIT_OK,
     MEMORY,
     SESSIONS,
@@ -30,11 +32,11 @@ from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
 
 # Imported for the commands they declare (see `Group.command`).
-_DECLARING = (agents, chat, memory, memory_history, serve, sessions, workspace)
+_DECLARING = (agents, chat, database, memory, memory_history, serve, sessions, workspace)
 
 
 # How `oryxtui --help` lists the commands and groups (any not named here come last).
-LISTED = ("init", "demo", "memory", "agents", "sessions", "prompt", "chat", "serve", "web")
+LISTED = ("init", "demo", "memory", "agents", "sessions", "prompt", "chat", "serve", "web", "db")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=workspace.dashboard)
     top = parser.add_subparsers(title="commands", metavar="COMMAND")
     parts: dict[str, Command | Group] = {c.name: c for c in TOP.commands}
-    parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS) if g.name})
+    parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS, DB) if g.name})
     for name in sorted(parts, key=lambda n: LISTED.index(n) if n in LISTED else len(LISTED)):
         entry = parts[name]
         if isinstance(entry, Command):

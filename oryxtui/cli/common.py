@@ -73,6 +73,7 @@ TOP = Group()
 MEMORY = Group("memory", "show, save and recall long-term memory")
 AGENTS = Group("agents", "the workspace's agents: list them, make one")
 SESSIONS = Group("sessions", "past conversations: list, show, search")
+DB = Group("db", "the shared PostgreSQL database: status, upgrade, migrate")
 
 
 def shared_options() -> tuple[argparse.ArgumentParser, ...]:

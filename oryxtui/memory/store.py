@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -19,6 +20,7 @@ class Watch(Enum):
 
     FILES = "files"  # MEMORY.md files: watch them
     DATABASE = "database"  # rows in oryxos.db: watch the database file
+    NOTIFY = "notify"  # rows in a shared database: listen to its notifications
     POLL = "poll"  # a server: ask it again now and then
 
 
@@ -113,6 +115,21 @@ class Recorded(Protocol):
 
     def history_problems(self, agent: str | None) -> str | None:
         """A sentence about lines of the history that could not be read, if any."""
+        ...
+
+
+@runtime_checkable
+class Listened(Protocol):
+    """A store whose changes are announced (a shared database's notifications)."""
+
+    def listen(
+        self,
+        stop: threading.Event,
+        changed: Callable[[set[str | None] | None], None],
+        lost: Callable[[str], None],
+    ) -> None:
+        """Until `stop`: `changed(agents)` for changes by others, `changed(None)` when
+        everything must be read again; `lost(sentence)` when announcements stopped."""
         ...
 
 

@@ -19,7 +19,7 @@ from oryxtui.agent.sessions import SessionStore, os_user
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
-from oryxtui.memory.store import Watch
+from oryxtui.memory.store import Listened, Watch
 from oryxtui.notices import NOTICES
 from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
@@ -119,6 +119,8 @@ class OryxApp(App[None]):
             self.set_keymap(self.settings.tui.keymap)
         if self.watch_files:
             self._watch()  # agent folders and AGENT.md files, whatever keeps the memory
+        if isinstance(self.service.store, Listened):
+            self._listen(self.service.store)  # a shared database announces every change
         if self.service.watch is Watch.POLL:
             # Memory on a server has no files to watch: ask it again every few seconds.
             self.set_interval(REMOTE_POLL_SECONDS, self._poll)
@@ -139,6 +141,25 @@ class OryxApp(App[None]):
             self._index_stopped,
             lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
         )
+
+    @work(thread=True, exit_on_error=False, group="listen")
+    def _listen(self, store: Listened) -> None:
+        """Changes made on any host, as the database announces them; while it cannot be
+        reached, the dashboard keeps what it showed and says so once."""
+        dashboard = self.dashboard
+
+        def changed(agents: set[str | None] | None) -> None:
+            if agents is None:
+                dashboard.post_message(StoreChanged(everyone=True))
+                return
+            for agent in agents:
+                dashboard.post_message(MemoryChanged(agent))
+
+        def lost(sentence: str) -> None:
+            note = f"{sentence} Showing what was last read; reconnecting."
+            tell(self, note, title="Database", severity="warning")
+
+        store.listen(self._index_stopped, changed, lost)
 
     def on_unmount(self) -> None:
         self._index_stopped.set()

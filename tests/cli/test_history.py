@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,13 +24,14 @@ from oryxtui.memory.history import (
     memory_at,
 )
 from oryxtui.workspace import Workspace
+from tests.backends import BACKENDS, backend_settings, outside_sql
 from tests.support import fixed_clock, make_agent, run_oryxtui
 
-BACKENDS = ["markdown", "sqlite"]
 
-
-def service_for(workspace: Workspace, backend: str, actor: Actor = CLI) -> MemoryService:
-    settings = Settings.model_validate({"memory": {"backend": backend}})
+def service_for(
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str, actor: Actor = CLI
+) -> MemoryService:
+    settings = backend_settings(request, backend)
     return MemoryService.open(workspace, settings, clock=fixed_clock, actor=actor)
 
 
@@ -50,11 +50,11 @@ def ids(service: MemoryService, agent: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_change_is_recorded_once_with_what_and_who(
-    workspace: Workspace, backend: str
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str
 ) -> None:
     make_agent(workspace, "ops")
-    dashboard = service_for(workspace, backend, Actor("dashboard"))
-    cli = service_for(workspace, backend)
+    dashboard = service_for(request, workspace, backend, Actor("dashboard"))
+    cli = service_for(request, workspace, backend)
     states = {}
     dashboard.save("ops", "deploys on Tuesdays", "archival")
     cli.save("ops", "prefers short answers", "core")
@@ -93,9 +93,11 @@ def test_every_change_is_recorded_once_with_what_and_who(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_an_outside_change_is_recorded_once(workspace: Workspace, backend: str) -> None:
+def test_an_outside_change_is_recorded_once(
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str
+) -> None:
     folder = make_agent(workspace, "ops")
-    service = service_for(workspace, backend)
+    service = service_for(request, workspace, backend)
     service.save("ops", "one", "archival")
     service.save("ops", "two", "archival")
     if backend == "markdown":
@@ -103,11 +105,13 @@ def test_an_outside_change_is_recorded_once(workspace: Workspace, backend: str) 
         text = memory_file.read_text().replace("] one\n", "] one, typed over\n")
         memory_file.write_text(text + "- typed by hand\n")
     else:
-        with sqlite3.connect(workspace.db_path) as db:  # upstream OryxOS, say
-            db.execute(
-                "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
-                " VALUES ('ops', 'CORE', 'from upstream', '2026-07-22 10:00:00')"
-            )
+        outside_sql(  # upstream OryxOS, say
+            request,
+            workspace,
+            backend,
+            "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+            " VALUES ('ops', 'CORE', 'from upstream', '2026-07-22 10:00:00')",
+        )
     assert [r.op for r in service.reconcile("ops")] == ["outside"]
     assert service.reconcile("ops") == []  # found once
     outside = service.history("ops")[0]
@@ -123,8 +127,12 @@ def test_an_outside_change_is_recorded_once(workspace: Workspace, backend: str) 
     if backend == "markdown":
         memory_file.write_text(memory_file.read_text() + "- another by hand\n")
     else:
-        with sqlite3.connect(workspace.db_path) as db:
-            db.execute("DELETE FROM memory_entries WHERE content = 'from upstream'")
+        outside_sql(
+            request,
+            workspace,
+            backend,
+            "DELETE FROM memory_entries WHERE content = 'from upstream'",
+        )
     service.save("ops", "three", "archival")
     newest = service.history("ops")[:2]
     assert [r.op for r in newest] == ["save", "outside"]  # newest first: found, then saved
@@ -134,10 +142,10 @@ def test_an_outside_change_is_recorded_once(workspace: Workspace, backend: str) 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_memory_and_block_as_they_were_and_bring_back(
-    workspace: Workspace, backend: str
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str
 ) -> None:
     make_agent(workspace, "ops")
-    service = service_for(workspace, backend)
+    service = service_for(request, workspace, backend)
     service.save("ops", "keep me", "core")
     service.save("ops", "the old fact", "archival")
     block_then = service.build_context("ops")

@@ -13,13 +13,17 @@ from oryxtui.errors import StaleEntry, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, Scope
 from oryxtui.workspace import Workspace
+from tests.backends import BACKENDS, backend_settings
 from tests.support import fixed_clock, make_agent, run_oryxtui
 
-BACKENDS = ["markdown", "sqlite"]
 
-
-def service_for(workspace: Workspace, backend: str) -> MemoryService:
-    settings = Settings.model_validate({"memory": {"backend": backend}})
+def service_for(
+    workspace: Workspace, backend: str, request: pytest.FixtureRequest | None = None
+) -> MemoryService:
+    if request is not None:
+        settings = backend_settings(request, backend)
+    else:
+        settings = Settings.model_validate({"memory": {"backend": backend}})
     return MemoryService.open(workspace, settings, clock=fixed_clock)
 
 
@@ -30,9 +34,9 @@ def ids(service: MemoryService, agent: str | None) -> dict[str, str]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_edit_move_delete_by_id_keep_times_and_other_ids(
-    workspace: Workspace, backend: str
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str
 ) -> None:
-    service = service_for(workspace, backend)
+    service = service_for(workspace, backend, request)
     for text in ["first", "second", "third"]:
         service.save("ops", text, "archival")
     before = ids(service, "ops")
@@ -157,8 +161,10 @@ def test_a_stale_entry_is_409_over_rest(tmp_path: Path, workspace: Workspace) ->
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_repeated_entries_are_found_and_the_oldest_kept(workspace: Workspace, backend: str) -> None:
-    service = service_for(workspace, backend)
+def test_repeated_entries_are_found_and_the_oldest_kept(
+    request: pytest.FixtureRequest, workspace: Workspace, backend: str
+) -> None:
+    service = service_for(workspace, backend, request)
     for text, scope in [
         ("Deploy  window is Tuesday", "archival"),
         ("deploy window is tuesday", "archival"),

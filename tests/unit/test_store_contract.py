@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from oryxtui.config import Mem0Settings, MemorySettings, Settings
+from oryxtui.config import DatabaseSettings, Mem0Settings, MemorySettings, Settings
 from oryxtui.memory import MemoryService, Scope, current_agent
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
@@ -14,10 +14,16 @@ from tests.mem0_server import Mem0Server
 from tests.support import fixed_clock, make_agent
 
 
-@pytest.fixture(params=["markdown", "sqlite", "mem0"])
+@pytest.fixture(params=["markdown", "sqlite", "postgres", "mem0"])
 def memory(request: pytest.FixtureRequest, workspace: Workspace) -> Iterator[MemoryService]:
     make_agent(workspace, "alpha")
     make_agent(workspace, "beta")
+    if request.param == "postgres":
+        url = request.getfixturevalue("database_url")
+        settings = Settings(database=DatabaseSettings(url=url))
+        settings.memory.backend = "sqlite"  # upstream's name: memory_entries of the database
+        yield MemoryService.open(workspace, settings, clock=fixed_clock)
+        return
     if request.param != "mem0":
         settings = Settings(memory=MemorySettings(backend=request.param))
         yield MemoryService.open(workspace, settings, clock=fixed_clock)
@@ -27,6 +33,9 @@ def memory(request: pytest.FixtureRequest, workspace: Workspace) -> Iterator[Mem
             memory=MemorySettings(backend="mem0", mem0=Mem0Settings(base_url=server.base_url))
         )
         yield MemoryService.open(workspace, settings, clock=fixed_clock)
+
+
+TABLES = ("sqlite", "postgres")  # upstream's memory_entries, in oryxos.db or a shared database
 
 
 def listed(memory: MemoryService, total: int) -> int:
@@ -54,7 +63,7 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
     assert "core fact one " + "x" * 3000 in context
     assert "core fact two " + "y" * 3000 in context
     archival_part = context.split(ARCHIVAL_HEADER + "\n", 1)[1]
-    if memory.backend == "sqlite":  # upstream's sqlite block: the newest 100 rows
+    if memory.backend in TABLES:  # upstream's sqlite block: the newest 100 rows
         assert archival_part.count("\n") == 99
     else:
         assert len(archival_part) <= 4000
@@ -73,7 +82,7 @@ def test_load_is_exactly_the_upstream_shape(memory: MemoryService) -> None:
     memory.save("alpha", "likes tea", "core")
     memory.save("alpha", "asked about tea", "archival")
     # Upstream's sqlite store renders its rows as `- content`, without their time.
-    stamp = "" if memory.backend == "sqlite" else "[2026-07-22 09:30:00] "
+    stamp = "" if memory.backend in TABLES else "[2026-07-22 09:30:00] "
     assert memory.build_context("alpha") == (
         f"{CORE_HEADER}\n- {stamp}likes tea\n{ARCHIVAL_HEADER}\n- {stamp}asked about tea"
     )

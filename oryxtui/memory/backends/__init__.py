@@ -1,5 +1,6 @@
 """The stores behind `MemoryService`, one folder or module each: `markdown` (MEMORY.md files,
-the default), `sqlite` (upstream's `memory_entries` table) and `mem0` (a mem0 server). A new
+the default), `sqlite` (upstream's `memory_entries` table in oryxos.db), `postgres` (the same
+table in a shared database, chosen by `[database] url`) and `mem0` (a mem0 server). A new
 backend is one more beside them, chosen here."""
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ def create_store(
         from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 
         return MarkdownMemoryStore(workspace, clock=clock)
-    if memory.backend == "sqlite":
+    if memory.backend in ("sqlite", "database") and settings.database.url:
+        from oryxtui.memory.backends.postgres.store import PostgresMemoryStore
+        from oryxtui.postgres import shared
+
+        database = shared(settings.database)
+        database.check_schema()
+        return PostgresMemoryStore(database, clock=clock)
+    if memory.backend in ("sqlite", "database"):
         from oryxtui.memory.backends.sqlite import SqliteMemoryStore
 
         return SqliteMemoryStore(workspace, clock=clock)

@@ -156,25 +156,13 @@ class History:
         recorded. (`found()` may give None for the memory: too big to keep a copy of; then the
         history records changes but not the memory they were made to.)"""
         log = self.log(path)
-        known = log.signature
-        pending: list[Record] = []
-        if made is None:
-            if now == known:
-                return []
-            pending.append(finding(log.replay, *found()))
-        else:
-            if made_on != known or known is None:
-                pending.append(finding(log.replay, *found()))
-            pending.append(replace(made, signature=now))
-        return self._append(path, log, pending)
+        pending = pending_records(log, made, made_on, now, found)
+        return self._append(path, log, pending) if pending else []
 
     def _append(self, path: Path, log: Log, pending: list[Record]) -> list[Record]:
         if path.is_symlink():
             raise MemoryWriteError(f"{path} is a symbolic link; remove it.")
-        time = self.clock().isoformat(timespec=TIME_SPEC)
-        records = [
-            replace(record, n=log.last + i, time=time) for i, record in enumerate(pending, 1)
-        ]
+        records = numbered(log, pending, self.clock)
         data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
         with open(path, "a+b") as handle:
             before = os.fstat(handle.fileno())
@@ -202,26 +190,61 @@ class History:
 
     def _compact(self, path: Path, log: Log) -> None:
         """Fold all but the newest `keep` records into a baseline: the memory as they left it."""
-        cut = len(log.records) - self.keep
-        replay = Replay()
-        for record in log.records[:cut]:
-            replay.apply(record)
-        last = log.records[cut - 1]
-        # A memory the history keeps no copy of (too big, or only old journal records so
-        # far) is folded into what oryxtui wrote, without the memory.
-        baseline = Record(
-            last.n,
-            "untracked" if replay.memory is None else "baseline",
-            "outside",
-            time=last.time,
-            after=() if replay.memory is None else keys_of(replay.memory),
-            ours=tuple(replay.ours),
-            digests=tuple(replay.digests),
-            signature=last.signature,
-        )
-        kept = [baseline, *log.records[cut:]]
+        kept = [baseline(log.records[: len(log.records) - self.keep]), *log.records[-self.keep :]]
         lines = [(json.dumps(r.stored(), ensure_ascii=False) + "\n").encode() for r in kept]
         temp = write_temp(path, lines, "." + path.name + ".", ".tmp")
         os.replace(temp, path)
         fsync_folder(path.parent)
         self._logs.pop(path, None)
+
+
+# What a history records, whether it is a file or a table.
+
+
+def pending_records(
+    log: Log,
+    made: Record | None,
+    made_on: Signature | None,
+    now: Signature,
+    found: Callable[[], tuple[Lines | None, Signature]],
+) -> list[Record]:
+    """The records a change (or, with `made` None, a look) adds to `log`: first what someone
+    changed behind oryxtui's back, found by the signature, then the change itself."""
+    known = log.signature
+    pending: list[Record] = []
+    if made is None:
+        if now == known:
+            return []
+        pending.append(finding(log.replay, *found()))
+    else:
+        if made_on != known or known is None:
+            pending.append(finding(log.replay, *found()))
+        pending.append(replace(made, signature=now))
+    return pending
+
+
+def numbered(log: Log, pending: list[Record], clock: Clock) -> list[Record]:
+    """`pending` numbered after the log's last record and stamped now."""
+    time = clock().isoformat(timespec=TIME_SPEC)
+    return [replace(record, n=log.last + i, time=time) for i, record in enumerate(pending, 1)]
+
+
+def baseline(folded: list[Record]) -> Record:
+    """One record standing for `folded` (the oldest records of a history): the memory as they
+    left it, what oryxtui wrote and the digests."""
+    replay = Replay()
+    for record in folded:
+        replay.apply(record)
+    last = folded[-1]
+    # A memory the history keeps no copy of (too big, or only old journal records so far) is
+    # folded into what oryxtui wrote, without the memory.
+    return Record(
+        last.n,
+        "untracked" if replay.memory is None else "baseline",
+        "outside",
+        time=last.time,
+        after=() if replay.memory is None else keys_of(replay.memory),
+        ours=tuple(replay.ours),
+        digests=tuple(replay.digests),
+        signature=last.signature,
+    )

@@ -1,0 +1,156 @@
+"""Memory in upstream's `memory_entries` table of a shared PostgreSQL database: what the
+`sqlite` backend is on one machine, for many hosts at once.
+
+Every change runs in one transaction that first takes the agent's advisory lock (never a file
+lock: the writers are on other hosts), reads the memory's signature, makes the change and
+records it in `oryxtui_memory_history` — so a change is recorded exactly once or not at all,
+and rows another program (upstream) added or removed are recorded first as an `outside`
+change. The triggers of the schema tell every listening process which agent changed."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from oryxtui.errors import DatabaseError, MemoryWriteError
+from oryxtui.memory.backends.postgres.history import TableHistory
+from oryxtui.memory.backends.rows import like_pattern
+from oryxtui.memory.backends.table import Body, Connection, Result, TableStore
+from oryxtui.memory.format import TIME_FORMAT, Clock
+from oryxtui.memory.history import Log, Record
+from oryxtui.memory.store import Watch
+from oryxtui.postgres import Postgres
+from oryxtui.workspace import GLOBAL_AGENT, is_valid_agent_name
+
+
+def stamped(time: str) -> datetime:
+    """An entry's local time text as the instant it names (TIMESTAMPTZ), so that hosts in
+    other time zones read the same moment."""
+    try:
+        return datetime.strptime(time, TIME_FORMAT).astimezone()
+    except ValueError:
+        return datetime.now().astimezone()
+
+
+class PostgresMemoryStore(TableStore):
+    name = "postgres"
+    watch = Watch.NOTIFY
+    contains = "lower(content) LIKE lower(?) ESCAPE '\\'"
+
+    def __init__(self, database: Postgres, clock: Clock = datetime.now) -> None:
+        self.database = database
+        self.history = TableHistory(clock)
+        self.where = database.shown  # what messages name as the place of the memory
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _fetch(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        return self.database.query(sql, params)
+
+    def _stamp(self, time: str) -> object:
+        return stamped(time)
+
+    def _pattern(self, keyword: str) -> str:
+        return like_pattern(keyword)  # lowered by the server, as the content is
+
+    def _write(self, agent: str | None, body: Body[Result]) -> Result:
+        """`body` in one transaction holding the agent's advisory lock; the change it returns
+        is recorded in the same transaction."""
+        name = agent or GLOBAL_AGENT
+        try:
+            with self.database.transaction() as connection:
+                _lock(connection, name)
+                known = self.history.log(connection, name).signature
+                made_on = self._signature(connection, agent)
+                found = self._lines(agent, connection) if made_on != known else None
+                result, made = body(connection)
+                if made is not None:
+                    now = self._signature(connection, agent)
+                    self.history.commit(
+                        connection,
+                        name,
+                        made,
+                        made_on,
+                        now,
+                        lambda: (found or self._lines(agent, connection), made_on),
+                    )
+                return result
+        except DatabaseError as exc:
+            self.history.forget(name)
+            raise MemoryWriteError(f"{exc} Nothing was written.") from None
+        except BaseException:
+            self.history.forget(name)
+            raise
+
+    # The history.
+
+    def reconcile(self, agent: str | None) -> list[Record]:
+        """Record rows another program added or removed since oryxtui last looked."""
+        name = agent or GLOBAL_AGENT
+        try:
+            with self.database.transaction() as connection:
+                # A look that finds nothing new costs one signature and one history read.
+                now = self._signature(connection, agent)
+                if now == self.history.log(connection, name).signature:
+                    return []
+                _lock(connection, name)
+                now = self._signature(connection, agent)
+                lines = self._lines(agent, connection)
+                return self.history.commit(connection, name, None, None, now, lambda: (lines, now))
+        except BaseException:
+            self.history.forget(name)
+            raise
+
+    def changes(self, agent: str | None) -> Log:
+        with self.database.connection() as connection:
+            return self.history.log(connection, agent or GLOBAL_AGENT)
+
+    def history_problems(self, agent: str | None) -> str | None:
+        count = self.changes(agent).malformed
+        if not count:
+            return None
+        return (
+            f"{count} row{'s' if count != 1 else ''} of the history of "
+            f"{agent or 'the global memory'} in {self.where} could not be read and "
+            f"{'were' if count != 1 else 'was'} skipped."
+        )
+
+    def listen(
+        self,
+        stop: threading.Event,
+        changed: Callable[[set[str | None] | None], None],
+        lost: Callable[[str], None],
+    ) -> None:
+        """Until `stop`: `changed(agents)` when another process (on any host) changed their
+        memory, `changed(None)` when everything must be read again (listening started, or
+        came back after `lost(sentence)`)."""
+
+        def heard(payload: dict[str, str] | None) -> None:
+            if payload is None:
+                changed(None)
+            elif payload.get("kind") == "memory":
+                agent = payload.get("agent", "")
+                if agent == GLOBAL_AGENT:
+                    changed({None})
+                elif is_valid_agent_name(agent):
+                    changed({agent})
+
+        self.database.listen(stop, heard, lost)
+
+    def agents(self) -> list[str]:
+        """Every agent with memory, a history or sessions in the database."""
+        rows = self.database.query(
+            "SELECT agent_name FROM memory_entries UNION SELECT agent_name FROM"
+            " oryxtui_memory_history UNION SELECT profile_name FROM sessions"
+        )
+        return sorted({str(name) for (name,) in rows if name and name != GLOBAL_AGENT})
+
+
+def _lock(connection: Connection, agent: str) -> None:
+    """The agent's advisory lock, held until the transaction ends (every host, one writer)."""
+    connection.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("oryxtui memory " + agent,)
+    )

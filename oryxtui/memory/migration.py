@@ -1,0 +1,238 @@
+"""Moving a workspace into the shared database (`oryxtui db migrate`): the tables of its
+oryxos.db (sessions, tool invocations, memory entries, memory vectors) and, if asked, its
+MEMORY.md files. Idempotent: a second run adds nothing — rows are keyed (sessions by id,
+vectors by hash, the rest through `oryxtui_migrated`, which remembers each source row), and
+memory goes in as an import, which counts the copies already there."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
+from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, stamped
+from oryxtui.memory.backends.rows import SCOPE_OF, time_text
+from oryxtui.memory.format import Clock, MemoryEntry, entry_from_line, entry_line
+from oryxtui.memory.history import Actor
+from oryxtui.postgres import Postgres
+from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
+
+MIGRATION = Actor("cli")
+BATCH = 5000
+
+
+@dataclass
+class Migrated:
+    """What one run copied (and found there already), table by table."""
+
+    copied: dict[str, int] = field(default_factory=dict)
+    already: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)  # rows that were no rows
+
+    def add(self, table: str, copied: int, already: int, skipped: int = 0) -> None:
+        self.copied[table] = self.copied.get(table, 0) + copied
+        self.already[table] = self.already.get(table, 0) + already
+        if skipped:
+            self.skipped[table] = self.skipped.get(table, 0) + skipped
+
+    def to_json(self) -> dict[str, object]:
+        return {"copied": self.copied, "already_there": self.already, "skipped": self.skipped}
+
+
+def source_name(workspace: Workspace) -> str:
+    """Which oryxos.db rows came from: this host and the file's path."""
+    return f"{socket.gethostname()}:{workspace.db_path.resolve()}"
+
+
+def migrate(
+    workspace: Workspace,
+    database: Postgres,
+    memory_files: bool,
+    clock: Clock = datetime.now,
+) -> Migrated:
+    database.upgrade()  # explicit: the command that moves data in also makes the tables
+    database.check_schema()
+    done = Migrated()
+    store = PostgresMemoryStore(database, clock)
+    if workspace.db_path.exists():
+        source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
+        try:
+            _copy_sessions(source, database, done)
+            _copy_keyed(source, database, done, source_name(workspace))
+            _copy_vectors(source, database, done)
+            _copy_memory_rows(source, store, done)
+        finally:
+            source.close()
+    if memory_files:
+        markdown = MarkdownMemoryStore(workspace, clock=clock)
+        for agent in workspace.memories():
+            if not workspace.memory_file(agent).exists():
+                continue
+            read = markdown.read(agent)
+            entries = [*read.core, *read.archival]
+            brought = store.bring_back(agent, entries, MIGRATION, op="import") if entries else []
+            done.add("MEMORY.md", len(brought), len(entries) - len(brought))
+    return done
+
+
+def _tables(source: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in source.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _instant(value: object) -> datetime | None:
+    """A stored time (text, or epoch milliseconds) as an instant; None if it is none."""
+    text = time_text(value) if value is not None else ""
+    if not text:
+        return None
+    try:
+        return stamped(text) if len(text) == 19 else datetime.fromisoformat(text).astimezone()
+    except ValueError:
+        return None
+
+
+def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrated) -> None:
+    if "sessions" not in _tables(source):
+        return
+    rows = source.execute(
+        "SELECT session_id, profile_name, channel, user_id, messages_json, status, created_at,"
+        " last_active_at, archived_at FROM sessions"
+    ).fetchall()
+    good = [row for row in rows if isinstance(row[0], str) and row[0]]
+    copied = 0
+    with database.transaction() as connection:
+        for row in good:
+            created = _instant(row[6]) or datetime.now().astimezone()
+            cursor = connection.execute(
+                "INSERT INTO sessions (session_id, profile_name, channel, user_id, messages_json,"
+                " status, created_at, last_active_at, archived_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (session_id) DO UPDATE SET messages_json = EXCLUDED.messages_json,"
+                " status = EXCLUDED.status, last_active_at = EXCLUDED.last_active_at,"
+                " archived_at = EXCLUDED.archived_at"
+                " WHERE sessions.last_active_at IS DISTINCT FROM EXCLUDED.last_active_at"
+                " AND (sessions.last_active_at IS NULL"
+                " OR sessions.last_active_at < EXCLUDED.last_active_at)",
+                (
+                    row[0],
+                    str(row[1] or ""),
+                    str(row[2] or ""),
+                    str(row[3] or ""),
+                    row[4],
+                    str(row[5] or "ACTIVE"),
+                    created,
+                    _instant(row[7]),
+                    _instant(row[8]),
+                ),
+            )
+            copied += cursor.rowcount
+    done.add("sessions", copied, len(good) - copied, len(rows) - len(good))
+
+
+def _copy_keyed(
+    source: sqlite3.Connection, database: Postgres, done: Migrated, origin: str
+) -> None:
+    """tool_invocations: no natural key, so each source row is remembered by its id."""
+    if "tool_invocations" not in _tables(source):
+        return
+    rows = source.execute(
+        "SELECT id, session_id, tool_name, input_json, result_json, success, error_message,"
+        " duration_ms, created_at FROM tool_invocations ORDER BY id"
+    ).fetchall()
+    copied = 0
+    with database.transaction() as connection:
+        for row in rows:
+            claimed = connection.execute(
+                "INSERT INTO oryxtui_migrated (origin, source_table, source_id)"
+                " VALUES (%s, 'tool_invocations', %s) ON CONFLICT DO NOTHING",
+                (origin, row[0]),
+            ).rowcount
+            if not claimed:
+                continue
+            connection.execute(
+                "INSERT INTO tool_invocations (session_id, tool_name, input_json, result_json,"
+                " success, error_message, duration_ms, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    str(row[1] or ""),
+                    str(row[2] or ""),
+                    row[3],
+                    row[4],
+                    bool(row[5]),
+                    row[6],
+                    int(row[7] or 0),
+                    _instant(row[8]) or datetime.now().astimezone(),
+                ),
+            )
+            copied += 1
+    done.add("tool_invocations", copied, len(rows) - copied)
+
+
+def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated) -> None:
+    if "memory_vectors" not in _tables(source):
+        return
+    total = copied = skipped = 0
+    cursor = source.execute(
+        "SELECT entry_hash, agent_name, content, embedding, dim, embedding_model, entry_time,"
+        " created_at FROM memory_vectors ORDER BY id"
+    )
+    while batch := cursor.fetchmany(BATCH):
+        good: list[tuple[Any, ...]] = []
+        for row in batch:
+            if not isinstance(row[3], bytes) or not isinstance(row[4], int):
+                skipped += 1
+                continue
+            good.append(
+                (
+                    str(row[0]),
+                    str(row[1]),
+                    str(row[2]),
+                    row[3],
+                    row[4],
+                    str(row[5]),
+                    _instant(row[6]),
+                    _instant(row[7]) or datetime.now().astimezone(),
+                )
+            )
+        total += len(good)
+        with database.transaction() as connection, connection.cursor() as writer:
+            for values in good:
+                writer.execute(
+                    "INSERT INTO memory_vectors (entry_hash, agent_name, content, embedding, dim,"
+                    " embedding_model, entry_time, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT (agent_name, entry_hash) DO NOTHING",
+                    values,
+                )
+                copied += writer.rowcount
+    done.add("memory_vectors", copied, total - copied, skipped)
+
+
+def _copy_memory_rows(
+    source: sqlite3.Connection, store: PostgresMemoryStore, done: Migrated
+) -> None:
+    """memory_entries, agent by agent, as an import (recorded in the history)."""
+    if "memory_entries" not in _tables(source):
+        return
+    columns = {row[1] for row in source.execute("PRAGMA table_info(memory_entries)")}
+    agent_column = "agent_name" if "agent_name" in columns else f"'{GLOBAL_AGENT}'"
+    rows = source.execute(
+        f"SELECT {agent_column}, scope, content, created_at FROM memory_entries ORDER BY id"
+    ).fetchall()
+    by_agent: dict[str, list[MemoryEntry]] = {}
+    skipped = 0
+    for agent, scope, content, created in rows:
+        valid = agent == GLOBAL_AGENT or is_valid_agent_name(str(agent))
+        if str(scope) not in SCOPE_OF or not isinstance(content, str) or not valid:
+            skipped += 1
+            continue
+        line = entry_line(time_text(created), content)
+        by_agent.setdefault(str(agent), []).append(entry_from_line(line, SCOPE_OF[str(scope)]))
+    for agent, entries in by_agent.items():
+        name = None if agent == GLOBAL_AGENT else agent
+        brought = store.bring_back(name, entries, MIGRATION, op="import")
+        done.add("memory_entries", len(brought), len(entries) - len(brought))
+    if skipped:
+        done.add("memory_entries", 0, 0, skipped)

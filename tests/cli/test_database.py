@@ -1,0 +1,157 @@
+"""`[database] url` and `oryxtui db`: the settings and their secrets, the schema, moving a
+workspace in, and a database that cannot be reached — against a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from oryxtui.config import load_settings
+from oryxtui.errors import ConfigError
+from oryxtui.memory.format import Scope
+from oryxtui.memory.migration import migrate
+from oryxtui.memory.service import MemoryService
+from oryxtui.postgres import Postgres, masked
+from oryxtui.workspace import Workspace, find_workspace
+from tests.support import fixed_clock, make_agent, run_oryxtui
+
+
+def on_database(url: str) -> dict[str, str]:
+    return {"ORYXTUI_DATABASE_URL": url, "ORYXTUI_MEMORY__BACKEND": "database"}
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_password_never_sits_in_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[database]\nurl = "postgresql://oryx:hunter2@db.example/oryx"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, {})
+    assert "hunter2" not in str(refused.value) and "password_env" in str(refused.value)
+    # From the environment it may (a deployment's secret store sets it there).
+    url = "postgresql://oryx:hunter2@db.example/oryx"
+    settings = load_settings(config, {"ORYXTUI_DATABASE_URL": url})
+    assert settings.database.url == url
+    assert masked(url) == "postgresql://oryx:***@db.example/oryx"
+    config.write_text('[database]\nurl = "mysql://db.example/oryx"\n')
+    with pytest.raises(ConfigError, match="PostgreSQL url"):
+        load_settings(config, {})
+
+
+def test_an_unreachable_database_is_one_sentence_and_no_secret(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    url = f"postgresql://oryx:s3cret-pw@127.0.0.1:{closed_port()}/oryx"
+    done = run_oryxtui("memory", "save", "--root", str(workspace.root), "x", env=on_database(url))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "cannot be reached" in done.stderr
+    assert "s3cret-pw" not in done.stderr and "oryx:***@127.0.0.1" in done.stderr
+    assert "Traceback" not in done.stderr
+    shown = run_oryxtui("db", "status", "--root", str(workspace.root), env=on_database(url))
+    assert shown.returncode == 1 and "s3cret-pw" not in shown.stderr
+
+
+def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
+    workspace: Workspace, postgres_server: object
+) -> None:
+    from tests.postgres_server import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    url = postgres_server.database()  # empty: no schema yet
+    root = ("--root", str(workspace.root))
+    refused = run_oryxtui("memory", "show", *root, env=on_database(url))
+    assert refused.returncode == 1 and "run `oryxtui db upgrade` once" in refused.stderr
+    first = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
+    assert json.loads(first.stdout)["from"] == 0 and json.loads(first.stdout)["to"] == 1
+    again = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
+    assert json.loads(again.stdout) == {"url": url, "from": 1, "to": 1}
+    status = json.loads(run_oryxtui("db", "status", *root, "--json", env=on_database(url)).stdout)
+    assert status["schema_version"] == 1 and status["pgvector"]
+    assert status["tables"]["memory_entries"] == 0
+    assert run_oryxtui("memory", "show", *root, env=on_database(url)).returncode == 0
+
+
+def test_migrate_copies_everything_once_and_reads_back_equal(
+    tmp_path: Path, database_url: str
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    demo_workspace = find_workspace(str(tmp_path / "demo"))
+    root = ("--root", str(demo_workspace.root))
+    before = {
+        agent: json.loads(run_oryxtui("memory", "show", *root, *agent_args(agent), "--json").stdout)
+        for agent in demo_workspace.memories()
+    }
+    first = run_oryxtui("db", "migrate", *root, "--to", database_url, "--memory", "--json")
+    assert first.returncode == 0, first.stderr
+    copied = json.loads(first.stdout)["copied"]
+    entries = sum(len(s["core"]) + len(s["archival"]) for s in before.values())
+    assert copied["MEMORY.md"] == entries > 0 and copied["sessions"] > 0
+    second = json.loads(
+        run_oryxtui("db", "migrate", *root, "--to", database_url, "--memory", "--json").stdout
+    )
+    assert sum(second["copied"].values()) == 0
+    assert second["already_there"]["MEMORY.md"] == entries
+    for agent, shown in before.items():
+        after = json.loads(
+            run_oryxtui(
+                "memory", "show", *root, *agent_args(agent), "--json", env=on_database(database_url)
+            ).stdout
+        )
+        for scope in ("core", "archival"):
+            was = [(e["time"], e["content"]) for e in shown[scope]]
+            now = [(e["time"], e["content"]) for e in after[scope]]
+            assert now == was, (agent, scope)
+
+
+def agent_args(agent: str | None) -> tuple[str, ...]:
+    return ("--agent", agent) if agent else ()
+
+
+def test_many_hosts_one_memory_and_one_history(tmp_path: Path, database_url: str) -> None:
+    """Two workspaces (two hosts) on one database: each sees the other's saves, every change
+    is in the one history, and an edit of an entry the other host changed is refused."""
+    from oryxtui.config import DatabaseSettings, Settings
+    from oryxtui.errors import StaleEntry
+    from oryxtui.workspace import init_workspace
+
+    settings = Settings(database=DatabaseSettings(url=database_url))
+    settings.memory.backend = "database"
+    hosts = [init_workspace(tmp_path / name) for name in ("east", "west")]
+    east, west = (MemoryService.open(h, settings, clock=fixed_clock) for h in hosts)
+    east.save("ops", "from the east", "archival")
+    west.save("ops", "from the west", "core")
+    assert [e.content for e in west.snapshot("ops").archival] == ["from the east"]
+    entry = east.snapshot("ops").archival[0]
+    west.edit("ops", entry.id, "from the east, corrected by the west")
+    with pytest.raises(StaleEntry):
+        east.edit("ops", entry.id, "a stale edit")
+    log = east.history("ops")
+    assert [r.op for r in log] == ["edit", "save", "save"]
+    assert west.history("ops") == log
+    snapshot = east.snapshot("ops")
+    assert [(e.scope, e.content) for e in [*snapshot.core, *snapshot.archival]] == [
+        (Scope.CORE, "from the west"),
+        (Scope.ARCHIVAL, "from the east, corrected by the west"),
+    ]
+
+
+def test_the_library_migrates_memory_files_of_timeless_lines_once(
+    workspace: Workspace, database_url: str
+) -> None:
+    from oryxtui.config import DatabaseSettings
+
+    memory_file = make_agent(workspace, "ops") / "MEMORY.md"
+    memory_file.write_text(
+        "## 核心记忆\n- typed by hand\n## 归档记忆\n- [2026-07-01 09:00:00] dated\n"
+    )
+    database = Postgres(DatabaseSettings(url=database_url))
+    first = migrate(workspace, database, memory_files=True)
+    again = migrate(workspace, database, memory_files=True)
+    assert first.copied["MEMORY.md"] == 2 and again.copied["MEMORY.md"] == 0
+    database.close()
