@@ -91,6 +91,11 @@ class DatabaseError(OryxError):
     http_status = 503
 
 
+class Unreachable(DatabaseError):
+    """The shared database cannot be reached now (down, or the network): what was read last
+    is still worth showing."""
+
+
 class ProviderError(OryxError):
     """The model could not be reached, refused the request, or answered something unreadable."""
 

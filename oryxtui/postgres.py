@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from oryxtui.errors import DatabaseError
+from oryxtui.errors import DatabaseError, Unreachable
 
 if TYPE_CHECKING:
     import psycopg
@@ -217,7 +217,7 @@ class Postgres:
         for secret in self._secrets():
             detail = detail.replace(secret, "***")
         if _unreachable(error):
-            return DatabaseError(
+            return Unreachable(
                 f"The database {self.shown} cannot be reached ({detail}); check that it is "
                 "running and the url, or unset database.url to use this workspace's oryxos.db."
             )

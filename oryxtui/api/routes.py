@@ -60,11 +60,17 @@ def scrubber_of(request: Request) -> Callable[[str], str]:
     return request.app.state.scrub
 
 
+def all_agents(workspace: Workspace, memory: MemoryService) -> list[str]:
+    """The workspace's agent folders, and the agents a shared database has memory of."""
+    return sorted({*workspace.list_agents(), *memory.stored_agents()})
+
+
 def known_agent(
     name: Annotated[str, Path(description="an agent folder's name")],
     workspace: Annotated[Workspace, Depends(workspace_of)],
+    memory: Annotated[MemoryService, Depends(memory_of)],
 ) -> str:
-    if name not in workspace.list_agents():
+    if name not in workspace.list_agents() and name not in memory.stored_agents():
         raise NotFound(f"No agent named {name!r} in this workspace.")
     return name
 
@@ -92,11 +98,13 @@ router = APIRouter(prefix="/api/v1/agents", responses=_FAILURES)
 def list_agents(
     workspace: Annotated[Workspace, Depends(workspace_of)],
     settings: Annotated[Settings, Depends(settings_of)],
+    memory: Annotated[MemoryService, Depends(memory_of)],
     scrub: Scrub,
 ) -> Response:
-    """Every agent folder, with what its AGENT.md says."""
+    """Every agent folder, with what its AGENT.md says, and every agent a shared database has
+    memory of (`has_agent_md` false where this host has no AGENT.md for it)."""
     agents = []
-    for name in workspace.list_agents():
+    for name in all_agents(workspace, memory):
         row: dict[str, Any] = {
             "name": name,
             "description": "",

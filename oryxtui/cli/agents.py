@@ -16,7 +16,7 @@ def list_agents(args: argparse.Namespace) -> int:
     workspace, settings = open_workspace(args)
     service = service_of(workspace, settings)
     rows = []
-    for name in workspace.list_agents():
+    for name in sorted({*workspace.list_agents(), *service.stored_agents()}):
         row: dict[str, Any] = {"name": name, "description": "", "has_agent_md": True}
         try:
             definition = workspace.read_agent(name)

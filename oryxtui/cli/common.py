@@ -170,7 +170,7 @@ def checked_agent(
             f"{agent!r} is not a valid agent name: letters, digits, '_' and '-', at most 128 "
             "characters, and not '__global__' (leave --agent out for the global memory)."
         )
-    if agent in workspace.list_agents():
+    if agent in workspace.list_agents() or agent in _stored_agents(workspace):
         return agent
     if saving and getattr(args, "create", False):
         workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
@@ -183,6 +183,14 @@ def checked_agent(
     close = workspace.closest_agents(agent)
     did_you_mean = f" (did you mean {' or '.join(close)}?)" if close else ""
     raise UsageError(f"No agent named {agent!r} in {workspace.root}{did_you_mean}; {also}.")
+
+
+def _stored_agents(workspace: Workspace) -> list[str]:
+    """Agents a shared database has memory of (none without one)."""
+    settings = settings_of(workspace)
+    if settings.database.url is None:
+        return []
+    return service_of(workspace, settings).stored_agents()
 
 
 def since(text: str, option: str = "--since") -> datetime:

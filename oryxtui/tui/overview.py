@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oryxtui.errors import OryxError
+from oryxtui.errors import OryxError, Unreachable
 from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.workspace import (
     AgentName,
@@ -36,6 +36,7 @@ class AgentSummary:
     error: str | None = None
     lost_count: int = 0  # entries oryxtui saved that an outside edit removed
     has_definition: bool = True  # False: an agent folder with a MEMORY.md but no AGENT.md
+    unreachable: bool = False  # the memory is in a database that cannot be reached now
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,12 @@ def load_agent(
             has_definition = definition is not None
             description = definition.description if definition else ""
     snapshot = None
+    unreachable = False
     try:
         snapshot = service.snapshot(name, newest_bytes)
     except OryxError as exc:
         problems.append(str(exc))
+        unreachable = isinstance(exc, Unreachable)
     if snapshot is not None:
         # Made here, off the UI thread.
         snapshot.core_duplicates, snapshot.archival_duplicates, snapshot.covered  # noqa: B018
@@ -94,6 +97,7 @@ def load_agent(
         description=description,
         lost_count=lost,
         has_definition=has_definition,
+        unreachable=unreachable,
         # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
         error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
     )

@@ -155,3 +155,24 @@ def test_the_library_migrates_memory_files_of_timeless_lines_once(
     again = migrate(workspace, database, memory_files=True)
     assert first.copied["MEMORY.md"] == 2 and again.copied["MEMORY.md"] == 0
     database.close()
+
+
+def test_agents_of_other_hosts_are_listed_and_reachable(tmp_path: Path, database_url: str) -> None:
+    from oryxtui.workspace import init_workspace
+
+    east, west = (init_workspace(tmp_path / name) for name in ("east", "west"))
+    make_agent(east, "builder")
+    env = on_database(database_url)
+    saved = run_oryxtui(
+        "memory", "save", "--root", str(east.root), "--agent", "builder", "ships at noon", env=env
+    )
+    assert saved.returncode == 0, saved.stderr
+    listed = json.loads(
+        run_oryxtui("agents", "list", "--root", str(west.root), "--json", env=env).stdout
+    )
+    (builder,) = listed["agents"]
+    assert (builder["name"], builder["archival"], builder["has_agent_md"]) == ("builder", 1, False)
+    shown = run_oryxtui("memory", "show", "--root", str(west.root), "--agent", "builder", env=env)
+    assert shown.returncode == 0 and "ships at noon" in shown.stdout
+    typo = run_oryxtui("memory", "show", "--root", str(west.root), "--agent", "bilder", env=env)
+    assert typo.returncode == 2  # still refused, naming nothing new

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from oryxtui.config import Settings
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
 from tests.backends import backend_settings
 from tests.dashboard_support import archival_pane, make_app, wait_for
@@ -43,3 +45,61 @@ async def test_a_save_on_another_host_appears_live(
         started = time.monotonic()
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 1)
         assert time.monotonic() - started < 10  # announced, not polled (p95 in the benchmark)
+
+
+async def test_a_database_that_goes_away_is_said_and_caught_up_on(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """The server stops mid-run: the dashboard says so once and keeps what it showed; a save
+    is refused with one sentence; when the server is back, what changed meanwhile appears."""
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.postgres import Postgres, close_shared
+    from tests.postgres_server import PostgresServer
+
+    server = PostgresServer()
+    try:
+        url = server.database()
+        setup = Postgres(DatabaseSettings(url=url))
+        setup.upgrade()
+        setup.close()
+        settings = Settings(database=DatabaseSettings(url=url, connect_timeout_seconds=2))
+        settings.memory.backend = "database"
+        make_agent(workspace, "alpha")
+        app = make_app(workspace, settings)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: loaded(app, "alpha"))
+            app.service.save("alpha", "before the outage", "archival")
+            await wait_for(pilot, lambda: archival_pane(app).view.row_count == 1)
+            server.kill()
+            await wait_for(pilot, lambda: said(app, "cannot be reached"))
+            assert archival_pane(app).view.row_count == 1  # what it showed stays
+            with pytest.raises(OryxError, match="cannot be reached"):
+                app.service.save("alpha", "during the outage", "archival")
+            server.restart()
+            other = init_workspace(tmp_path / "elsewhere")
+            elsewhere = MemoryService.open(other, settings)
+            elsewhere.save("alpha", "written while the dashboard was cut off", "archival")
+            await wait_for(pilot, lambda: archival_pane(app).view.row_count == 2, timeout=60)
+    finally:
+        close_shared()
+        server.stop()
+
+
+def said(app: object, text: str) -> bool:
+    return any(text in str(n.message) for n in app._notifications)  # type: ignore[attr-defined]
+
+
+async def test_an_agent_new_to_the_database_joins_the_sidebar(
+    request: pytest.FixtureRequest, workspace: Workspace, tmp_path: Path
+) -> None:
+    from oryxtui.tui.widgets.agent_list import AgentList
+
+    settings = shared(request)
+    make_agent(workspace, "alpha")
+    app = make_app(workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        elsewhere = MemoryService.open(init_workspace(tmp_path / "elsewhere"), settings)
+        elsewhere.save("builder", "only on another host", "archival")
+        agents = app.query_one(AgentList)
+        await wait_for(pilot, lambda: "builder" in agents.order)

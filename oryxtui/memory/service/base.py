@@ -136,6 +136,12 @@ class ServiceBase:
         """How a viewer learns that memory changed (files, the database, or by asking)."""
         return self.store.watch
 
+    def stored_agents(self) -> list[str]:
+        """Agents whose memory is in the store though this workspace may have no folder for
+        them (a shared database); none for stores kept per workspace."""
+        agents = getattr(self.store, "agents", None)
+        return list(agents()) if callable(agents) else []
+
     @property
     def ranked(self) -> bool:
         """Recall answers most relevant first (else: oldest first); known without loading."""

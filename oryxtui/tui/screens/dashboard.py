@@ -190,7 +190,13 @@ class DashboardScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="agents")
     def _list_agents(self) -> None:
-        self.post_message(AgentsListed(self.workspace.list_agents()))
+        """The workspace's agents, and those a shared database has memory of."""
+        here = self.workspace.list_agents()
+        try:
+            stored = self.service.stored_agents()
+        except OryxError:
+            stored = []  # said when their memory is read
+        self.post_message(AgentsListed(sorted({*here, *stored})))
 
     def _load(self, agent: AgentName) -> None:
         if isinstance(self.shown, Unselected) and self.service.watch is not Watch.POLL:
@@ -317,6 +323,8 @@ class DashboardScreen(Screen[None]):
         self.agent_list.mark_changed(event.agent)
         if event.agent in self.agent_list.summaries:
             self.pacer.request(event.agent)
+        elif self.service.watch is Watch.NOTIFY:
+            self._list_agents()  # an agent new to the shared database
         self.changes.publish(Changed(event.agent))
 
     @on(StoreChanged)

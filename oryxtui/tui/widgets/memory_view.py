@@ -42,6 +42,16 @@ def arrived_entries(old: MemorySnapshot, new: MemorySnapshot) -> tuple[set[int],
     return core, set(range(before, after)) if appended else set()
 
 
+def cut_off(previous: AgentMemory | None, current: AgentMemory) -> bool:
+    """The same agent's memory, shown before, is in a database that cannot be reached now."""
+    return (
+        current.summary.unreachable
+        and previous is not None
+        and previous.snapshot is not None
+        and previous.summary.name == current.summary.name
+    )
+
+
 def blanked_out(previous: AgentMemory | None, current: AgentMemory) -> bool:
     """The same agent's file went missing or empty after it had entries."""
     old, new = previous.snapshot if previous else None, current.snapshot
@@ -140,6 +150,10 @@ class MemoryView(Vertical):
         if blanked_out(previous, memory):
             assert previous is not None
             note = "MEMORY.md is missing or empty on disk; showing the content last read."
+            memory = AgentMemory(replace(previous.summary, error=note), previous.snapshot)
+        elif cut_off(previous, memory):
+            assert previous is not None
+            note = f"{memory.summary.error} Showing the content last read."
             memory = AgentMemory(replace(previous.summary, error=note), previous.snapshot)
         self.shown = memory
         summary, snapshot = memory.summary, memory.snapshot

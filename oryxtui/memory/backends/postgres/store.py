@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from oryxtui.errors import DatabaseError, MemoryWriteError
+from oryxtui.errors import DatabaseError, MemoryWriteError, Unreachable
 from oryxtui.memory.backends.postgres.history import TableHistory
 from oryxtui.memory.backends.rows import like_pattern
 from oryxtui.memory.backends.table import Body, Connection, Result, TableStore
@@ -78,6 +78,9 @@ class PostgresMemoryStore(TableStore):
                         lambda: (found or self._lines(agent, connection), made_on),
                     )
                 return result
+        except Unreachable as exc:
+            self.history.forget(name)
+            raise Unreachable(f"{exc} Nothing was written.") from None
         except DatabaseError as exc:
             self.history.forget(name)
             raise MemoryWriteError(f"{exc} Nothing was written.") from None
