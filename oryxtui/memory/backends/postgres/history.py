@@ -79,8 +79,13 @@ class TableHistory:
                 [(agent, r.n, json.dumps(r.stored(), ensure_ascii=False)) for r in records],
             )
         with self._lock:
-            self._logs.pop(agent, None)  # read again after the commit, from the table
-        if len(log.records) + len(records) > self.keep + self.keep // 2:
+            # Taken as written, without reading them back (the caller forgets the log if the
+            # transaction rolls back).
+            for record in records:
+                log.records.append(record)
+                log.replay.apply(record)
+            log.offset = records[-1].n
+        if len(log.records) > self.keep + self.keep // 2:
             self._compact(connection, agent)
         return records
 

@@ -1,0 +1,220 @@
+"""The shared database (issue 25) on a real PostgreSQL 16 + pgvector started here (pgserver).
+Prints JSON.
+
+Run: python tests/benchmarks/bench_postgres.py
+
+- saves/s with 8 writer processes: one workspace's oryxos.db (sqlite backend) vs 8 "hosts"
+  (their own workspace folders) on one PostgreSQL, measured in the same run;
+- a save in one process → shown on another process's dashboard (p50/p95), announced by
+  LISTEN/NOTIFY; baseline: the same dashboard seeing a MEMORY.md change through its file
+  watcher;
+- `db migrate` of 100,000 memory entries from an oryxos.db; baseline: reading them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from timing import summarize
+
+from tests.postgres_server import PostgresServer
+
+WRITERS = 8
+SAVES = 150
+ROUNDS = 3
+LIVE_SAMPLES = 30
+MIGRATE_ENTRIES = 100_000
+
+WRITER = """
+import sys, time
+from oryxtui.config import Settings
+from oryxtui.memory.service import MemoryService
+from oryxtui.workspace import init_workspace
+root, url, name, count, start = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+data = {"memory": {"backend": "sqlite"}}
+if url != "-":
+    data["database"] = {"url": url}
+service = MemoryService.open(init_workspace(root), Settings.model_validate(data))
+service.save("warm", "first", "archival")  # connections and imports before the clock
+while time.time() < start:
+    time.sleep(0.001)
+for i in range(count):
+    service.save("shared", f"{name} note {i}", "archival")
+print(time.time())
+"""
+
+
+def _writers(folder: Path, url: str | None, shared_root: bool) -> float:
+    """Saves per second of WRITERS processes saving SAVES entries each, started together."""
+    script = folder / "writer.py"
+    script.write_text(WRITER)
+    start = time.time() + 3.0
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(script),
+                str(folder / ("one" if shared_root else f"host{i}")),
+                url or "-",
+                f"w{i}",
+                str(SAVES),
+                str(start),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(WRITERS)
+    ]
+    ends = [float(p.communicate(timeout=600)[0].split()[-1]) for p in processes]
+    return WRITERS * SAVES / (max(ends) - start)
+
+
+def saves_per_second(server: PostgresServer) -> dict[str, object]:
+    sqlite_rates, postgres_rates = [], []
+    for _ in range(ROUNDS):
+        with tempfile.TemporaryDirectory() as folder:
+            sqlite_rates.append(_writers(Path(folder), None, shared_root=True))
+        with tempfile.TemporaryDirectory() as folder:
+            url = _database(server)
+            postgres_rates.append(_writers(Path(folder), url, shared_root=False))
+    return {
+        "writers": WRITERS,
+        "saves_each": SAVES,
+        "sqlite_saves_per_s_median": round(statistics.median(sqlite_rates), 1),
+        "postgres_saves_per_s_median": round(statistics.median(postgres_rates), 1),
+    }
+
+
+def _database(server: PostgresServer) -> str:
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.postgres import Postgres
+
+    url = server.database()
+    database = Postgres(DatabaseSettings(url=url))
+    database.upgrade()
+    database.close()
+    return url
+
+
+SAVER = """
+import sys, time
+from oryxtui.config import Settings
+from oryxtui.memory.service import MemoryService
+from oryxtui.workspace import init_workspace
+root, url, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = {"memory": {"backend": "database"}, "database": {"url": url}}
+service = MemoryService.open(init_workspace(root), Settings.model_validate(data))
+for i in range(count):
+    line = sys.stdin.readline()  # the dashboard is ready for the next one
+    service.save("alpha", f"live note {i}", "archival")
+    print(time.time(), flush=True)
+"""
+
+
+async def live_latency(server: PostgresServer) -> dict[str, object]:
+    """Saves in another process until the dashboard shows each (ms from commit to screen)."""
+    from oryxtui.config import Settings
+    from oryxtui.workspace import init_workspace
+    from tests.dashboard_support import archival_pane, make_app
+    from tests.support import make_agent
+
+    url = _database(server)
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = init_workspace(Path(folder) / "viewer")
+        make_agent(workspace, "alpha")
+        settings = Settings.model_validate(
+            {"memory": {"backend": "database"}, "database": {"url": url}}
+        )
+        script = Path(folder) / "saver.py"
+        script.write_text(SAVER)
+        saver = subprocess.Popen(
+            [sys.executable, str(script), str(Path(folder) / "other"), url, str(LIVE_SAMPLES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert saver.stdin is not None and saver.stdout is not None
+        samples = []
+        app = make_app(workspace, settings)
+        async with app.run_test(size=(120, 40)) as pilot:
+            while archival_pane(app).view.row_count != 0 or app.dashboard.shown != "alpha":
+                await pilot.pause(0.01)
+            await pilot.pause(0.5)
+            for i in range(LIVE_SAMPLES):
+                saver.stdin.write("go\n")
+                saver.stdin.flush()
+                committed = float(await asyncio.to_thread(saver.stdout.readline))
+                while archival_pane(app).view.row_count < i + 1:
+                    await pilot.pause(0.002)
+                samples.append((time.time() - committed) * 1000)
+        saver.wait(timeout=60)
+    return {"save_to_screen": summarize(samples)}
+
+
+def migrate_figures(server: PostgresServer) -> dict[str, object]:
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.database import connect
+    from oryxtui.memory.migration import migrate
+    from oryxtui.postgres import Postgres
+    from oryxtui.workspace import init_workspace
+
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = init_workspace(Path(folder) / "from")
+        connection = connect(workspace.db_path)
+        connection.execute("BEGIN")
+        connection.executemany(
+            "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+            " VALUES (?, 'ARCHIVAL', ?, ?)",
+            (
+                (f"agent{i % 10}", f"entry {i} about deploys and tea", "2026-11-01 09:00:00")
+                for i in range(MIGRATE_ENTRIES)
+            ),
+        )
+        connection.execute("COMMIT")
+        connection.close()
+        started = time.perf_counter()
+        with sqlite3.connect(workspace.db_path) as source:
+            read = len(source.execute("SELECT * FROM memory_entries").fetchall())
+        reading = time.perf_counter() - started
+        database = Postgres(DatabaseSettings(url=server.database()))
+        started = time.perf_counter()
+        done = migrate(workspace, database, memory_files=False)
+        first = time.perf_counter() - started
+        started = time.perf_counter()
+        again = migrate(workspace, database, memory_files=False)
+        second = time.perf_counter() - started
+        database.close()
+    assert read == MIGRATE_ENTRIES == done.copied["memory_entries"]
+    assert again.copied["memory_entries"] == 0
+    return {
+        "entries": MIGRATE_ENTRIES,
+        "migrate_s": round(first, 2),
+        "migrate_again_s": round(second, 2),
+        "baseline_read_s": round(reading, 3),
+    }
+
+
+def run() -> dict[str, object]:
+    server = PostgresServer()
+    try:
+        return {
+            "saves": saves_per_second(server),
+            "live": asyncio.run(live_latency(server)),
+            "migrate": migrate_figures(server),
+        }
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
