@@ -40,7 +40,8 @@ import sys, time
 from oryxtui.config import Settings
 from oryxtui.memory.service import MemoryService
 from oryxtui.workspace import init_workspace
-root, url, name, count, start = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+root, url, name = sys.argv[1], sys.argv[2], sys.argv[3]
+count, start = int(sys.argv[4]), float(sys.argv[5])
 data = {"memory": {"backend": "sqlite"}}
 if url != "-":
     data["database"] = {"url": url}
