@@ -110,6 +110,10 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
     UNIQUE (agent_name, entry_hash)
 );
 CREATE INDEX IF NOT EXISTS idx_memvec_agent ON memory_vectors (agent_name);
+-- oryxtui's: the vector for pgvector (upstream reads `embedding`, the float32 bytes), and the
+-- rows of an agent after an id (what each process takes in as others write).
+ALTER TABLE memory_vectors ADD COLUMN IF NOT EXISTS embedding_vector vector;
+CREATE INDEX IF NOT EXISTS idx_memvec_agent_id ON memory_vectors (agent_name, id);
 CREATE TABLE IF NOT EXISTS oryxtui_migrated (
     origin TEXT NOT NULL,
     source_table VARCHAR(64) NOT NULL,

@@ -205,6 +205,106 @@ def migrate_figures(server: PostgresServer) -> dict[str, object]:
     }
 
 
+RECALLER = """
+import json, sys, time
+from pathlib import Path
+from bench_recall import QUERIES, WideEmbedder, rss_mb
+from timing import summarize
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import init_workspace
+
+settings = Settings.model_validate({
+    "memory": {"backend": "database"},
+    "database": {"url": sys.argv[2]},
+    "embedding": {"provider": "mock"},
+})
+service = MemoryService.open(init_workspace(sys.argv[1]), settings)
+service.engine.embedder = WideEmbedder()
+started = time.perf_counter()
+found = service.recall("ops", "warm-up")
+first = (time.perf_counter() - started) * 1000
+samples = []
+for _ in range(6):
+    for query in QUERIES:
+        began = time.perf_counter()
+        found = service.recall("ops", query)
+        samples.append((time.perf_counter() - began) * 1000)
+assert found.semantic == "used" and found.index.pending == 0, found.index
+print(json.dumps({"first_recall_ms": round(first, 1), "hybrid_recall_warm": summarize(samples),
+                  "resident_mb": round(rss_mb(), 1)}))
+"""
+
+
+def recall_100k(server: PostgresServer) -> dict[str, object]:
+    """Hybrid recall over 100,000 entries × 768 dimensions with the vectors in pgvector, in a
+    process of its own (its resident memory is the figure; the in-process matrix held them all)."""
+    import numpy as np
+    import psycopg
+    from bench_recall import WideEmbedder, _texts
+
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.memory.recall.pgvector import vector_text
+    from oryxtui.memory.recall.vectors import encode, entry_hash
+    from oryxtui.postgres import Postgres
+
+    url = _database(server)
+    texts = _texts(100_000, seed=5)
+    embedder = WideEmbedder()
+    with psycopg.connect(url, autocommit=True) as connection:
+        with connection.cursor().copy(
+            "COPY memory_entries (agent_name, scope, content, created_at) FROM STDIN"
+        ) as copy:
+            for text in texts:
+                copy.write_row(("ops", "ARCHIVAL", text, "2026-11-01 09:00:00+00"))
+        started = time.perf_counter()
+        with connection.cursor().copy(
+            "COPY memory_vectors (entry_hash, agent_name, content, embedding, dim,"
+            " embedding_model, created_at, embedding_vector) FROM STDIN"
+        ) as copy:
+            for start in range(0, len(texts), 5000):
+                part = texts[start : start + 5000]
+                for text, vector in zip(part, embedder.embed(part), strict=True):
+                    copy.write_row(
+                        (
+                            entry_hash("ops", text),
+                            "ops",
+                            text,
+                            encode(np.asarray(vector)),
+                            768,
+                            embedder.model_id,
+                            "2026-11-01 09:00:00+00",
+                            vector_text(vector),
+                        )
+                    )
+        load = time.perf_counter() - started
+        started = time.perf_counter()
+        connection.execute("SET maintenance_work_mem = '1GB'")
+        database = Postgres(DatabaseSettings(url=url))
+        from oryxtui.memory.recall.pgvector import PgVectorTable
+
+        PgVectorTable(database)._ensure_index(768)
+        database.close()
+        build = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [sys.executable, "-c", RECALLER, str(Path(folder) / "host"), url],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            timeout=900,
+        )
+    if done.returncode:
+        return {"failed": done.stderr.strip().splitlines()[-3:]}
+    return {
+        "entries": len(texts),
+        "dimensions": 768,
+        "load_vectors_s": round(load, 1),
+        "build_hnsw_s": round(build, 1),
+        **json.loads(done.stdout.strip().splitlines()[-1]),
+    }
+
+
 def run() -> dict[str, object]:
     server = PostgresServer()
     try:
@@ -212,6 +312,7 @@ def run() -> dict[str, object]:
             "saves": saves_per_second(server),
             "live": asyncio.run(live_latency(server)),
             "migrate": migrate_figures(server),
+            "recall": recall_100k(server),
         }
     finally:
         server.stop()

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from oryxtui import notices
-from oryxtui.database import Database
 from oryxtui.errors import DatabaseError, EmbedderError
 from oryxtui.memory.format import TIME_FORMAT, RecallIndex
 from oryxtui.memory.recall.embedders import Embedder, usable
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
+from oryxtui.memory.recall.pgvector import CANDIDATES, PgVectorTable
 from oryxtui.memory.recall.results import (
     DEGRADE_NOTICE,
     Hit,
@@ -82,6 +82,14 @@ class Prepared:
         self._lexical: LexicalIndex | None = None
         self._keyword: RecallIndex | None = None
         self._rows: tuple[int, int, np.ndarray] | None = None
+        self._id_of_hash: dict[str, int] | None = None
+
+    @property
+    def id_of_hash(self) -> dict[str, int]:
+        """Entry id by its vector's hash."""
+        if self._id_of_hash is None:
+            self._id_of_hash = {hash_: entry for entry, hash_ in enumerate(self.hashes)}
+        return self._id_of_hash
 
     def _recency(self, corpus: Corpus) -> np.ndarray:
         """Entry ids newest first; no time counts as oldest; equal times put the later first."""
@@ -127,7 +135,7 @@ class RecallEngine:
     def __init__(
         self,
         store: Rankable,
-        database: Database,
+        table: VectorTable | PgVectorTable,
         settings: RecallSettings,
         embedder: Embedder | None,
         clock: Callable[[], float] = time.monotonic,
@@ -136,7 +144,7 @@ class RecallEngine:
         self.store = store
         self.settings = settings
         self.embedder = embedder
-        self.table = VectorTable(database)
+        self.table = table
         self.clock = clock
         self.retry_after = retry_after
         self._prepared: OrderedDict[str, Prepared] = OrderedDict()
@@ -207,6 +215,8 @@ class RecallEngine:
         # A locked database: recall goes on with the vectors there are; the indexer retries.
         with contextlib.suppress(DatabaseError):
             self._index_some(key, prepared, RECALL_INDEX_LIMIT)
+        if isinstance(self.table, PgVectorTable):
+            return self._nearest_route(key, prepared, vector)
         matrix = self._matrix(key)
         with matrix.lock:
             rows = prepared.rows(matrix)
@@ -226,6 +236,17 @@ class RecallEngine:
         )
         order = np.lexsort((wanted, -similarity))  # equal: the row written first
         return Route("semantic", self.settings.weight.semantic, have[order], similarity[order])
+
+    def _nearest_route(self, key: str, prepared: Prepared, vector: np.ndarray) -> Route:
+        """The database's nearest candidates (pgvector), as entry ids, nearest first."""
+        assert self.embedder is not None and isinstance(self.table, PgVectorTable)
+        limit = max(CANDIDATES, 4 * self.settings.top_k)
+        found = self.table.nearest(key, self.embedder.model_id, vector, limit)
+        id_of_hash = prepared.id_of_hash
+        pairs = [(id_of_hash[hash_], score) for hash_, score in found if hash_ in id_of_hash]
+        ids = np.asarray([entry for entry, _ in pairs], dtype=np.int64)
+        scores = np.asarray([score for _, score in pairs], dtype=np.float64)
+        return Route("semantic", self.settings.weight.semantic, ids, scores)
 
     def _query_vector(self, query: str) -> np.ndarray:
         assert self.embedder is not None
@@ -317,9 +338,18 @@ class RecallEngine:
         with self._lock:
             matrix = self._matrices.setdefault(key, VectorMatrix())
         with matrix.lock:
-            skipped = matrix.refresh(self.table, key, self.embedder.model_id, self.dim)
+            skipped = self._refresh(matrix, key)
         notices.skipped(skipped, "memory_vectors", f"the index of {key}")
         return matrix
+
+    def _refresh(self, matrix: VectorMatrix, key: str) -> int:
+        """Take in the rows written since; where the database ranks, only which entries have
+        a vector (never the vectors)."""
+        assert self.embedder is not None
+        if isinstance(self.table, PgVectorTable):
+            matrix.refresh_ids(self.table, key, self.embedder.model_id, self.dim)
+            return 0
+        return matrix.refresh(self.table, key, self.embedder.model_id, self.dim)
 
     def status(self, agent: str | None) -> IndexStatus | None:
         """How much of the agent's memory the index covers (None without an embedder)."""
@@ -413,7 +443,7 @@ class RecallEngine:
                     ],
                 )
                 with matrix.lock:
-                    matrix.refresh(self.table, key, self.embedder.model_id, self.dim)
+                    self._refresh(matrix, key)
                 done += len(part)
                 if progress is not None:
                     progress(done, len(missing))

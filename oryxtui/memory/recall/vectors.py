@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -127,6 +128,12 @@ class VectorTable:
             )
 
 
+class IdSource(Protocol):
+    def ids_after(
+        self, agent: str, model: str, after_id: int, chunk: int = ...
+    ) -> Iterator[list[tuple[int, str]]]: ...
+
+
 class VectorMatrix:
     """One agent's vectors of one model, in memory: row `row_of[hash]` of `matrix`, with its
     norm. Grows as rows are written; never shrinks (a vector of a removed entry is simply not
@@ -188,6 +195,18 @@ class VectorMatrix:
                     continue
                 self.add_many([hash_], vector.reshape(1, len(vector)), expected)
         return skipped
+
+    def refresh_ids(self, table: IdSource, agent: str, model: str, dim: int | None) -> None:
+        """Where the database holds and ranks the vectors: only which entries have one (a
+        row number per hash, no vector), taken in as rows are written."""
+        if dim is not None and self.dim is not None and dim != self.dim:
+            self.reset(dim)
+            self.last_id = 0
+        self.dim = self.dim or dim
+        for rows in table.ids_after(agent, model, self.last_id):
+            for row_id, hash_ in rows:
+                self.row_of.setdefault(hash_, len(self.row_of))
+                self.last_id = max(self.last_id, row_id)
 
     def add(self, vectors: Iterable[tuple[str, np.ndarray]]) -> None:
         for hash_, vector in vectors:

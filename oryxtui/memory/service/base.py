@@ -42,6 +42,8 @@ from oryxtui.workspace import AgentName, Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.memory.recall.engine import RecallEngine
+    from oryxtui.memory.recall.pgvector import PgVectorTable
+    from oryxtui.memory.recall.vectors import VectorTable
 
 
 class _FromContext:
@@ -170,13 +172,13 @@ class ServiceBase:
             return None
         with self._engine_lock:
             if self._engine is None:
-                from oryxtui.database import Database
                 from oryxtui.memory.recall.embedders import create_embedder
                 from oryxtui.memory.recall.engine import RecallEngine
 
                 embedder = create_embedder(setup.embedding)
-                database = Database(setup.db_path)
-                self._engine = RecallEngine(store, database, setup.settings, embedder)
+                self._engine = RecallEngine(
+                    store, vector_table(store, setup), setup.settings, embedder
+                )
             return self._engine
 
     @staticmethod
@@ -304,3 +306,17 @@ class ServiceBase:
 
     def count_archival(self, agent: AgentArg = FROM_CONTEXT) -> int:
         return self.store.count_archival(self.resolve_agent(agent))
+
+
+def vector_table(store: object, setup: RecallSetup) -> VectorTable | PgVectorTable:
+    """Where the index of a store's entries lives: beside them in a shared database
+    (pgvector), else in the workspace's oryxos.db."""
+    from oryxtui.database import Database
+    from oryxtui.memory.recall.pgvector import PgVectorTable
+    from oryxtui.memory.recall.vectors import VectorTable
+    from oryxtui.postgres import Postgres
+
+    database = getattr(store, "database", None)
+    if isinstance(database, Postgres):
+        return PgVectorTable(database)
+    return VectorTable(Database(setup.db_path))
