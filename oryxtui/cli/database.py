@@ -99,5 +99,7 @@ def migrate(args: argparse.Namespace) -> int:
         lines.append(line)
     if len(lines) == 1:
         lines.append("  nothing to copy.")
+    if done.verified:
+        lines.append(f"Checked: every row of {', '.join(sorted(done.verified))} is there.")
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from oryxtui.errors import DatabaseError
 from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, stamped
 from oryxtui.memory.backends.rows import SCOPE_OF, time_text
@@ -31,6 +32,7 @@ class Migrated:
     copied: dict[str, int] = field(default_factory=dict)
     already: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # rows that were no rows
+    verified: dict[str, int] = field(default_factory=dict)  # source rows found in the database
 
     def add(self, table: str, copied: int, already: int, skipped: int = 0) -> None:
         self.copied[table] = self.copied.get(table, 0) + copied
@@ -39,7 +41,12 @@ class Migrated:
             self.skipped[table] = self.skipped.get(table, 0) + skipped
 
     def to_json(self) -> dict[str, object]:
-        return {"copied": self.copied, "already_there": self.already, "skipped": self.skipped}
+        return {
+            "copied": self.copied,
+            "already_there": self.already,
+            "skipped": self.skipped,
+            "verified": self.verified,
+        }
 
 
 def source_name(workspace: Workspace) -> str:
@@ -64,6 +71,7 @@ def migrate(
             _copy_keyed(source, database, done, source_name(workspace))
             _copy_vectors(source, database, done)
             _copy_memory_rows(source, store, done)
+            _verify(source, database, done, source_name(workspace))
         finally:
             source.close()
     if memory_files:
@@ -236,3 +244,63 @@ def _copy_memory_rows(
         done.add("memory_entries", len(brought), len(entries) - len(brought))
     if skipped:
         done.add("memory_entries", 0, 0, skipped)
+
+
+def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, origin: str) -> None:
+    """Every source row is in the database now (counted by key); else nothing is claimed."""
+    tables = _tables(source)
+    checks: list[tuple[str, int, int]] = []
+    if "sessions" in tables:
+        ids = [str(r[0]) for r in source.execute("SELECT session_id FROM sessions") if r[0]]
+        ((there,),) = database.query(
+            "SELECT count(*) FROM sessions WHERE session_id = ANY(%s)", (ids,)
+        )
+        checks.append(("sessions", len(ids), int(there)))
+    if "tool_invocations" in tables:
+        ((count,),) = source.execute("SELECT count(*) FROM tool_invocations").fetchall()
+        ((there,),) = database.query(
+            "SELECT count(*) FROM oryxtui_migrated WHERE origin = %s"
+            " AND source_table = 'tool_invocations'",
+            (origin,),
+        )
+        checks.append(("tool_invocations", int(count), int(there)))
+    if "memory_vectors" in tables:
+        pairs = {
+            (str(agent), str(hash_))
+            for agent, hash_ in source.execute("SELECT agent_name, entry_hash FROM memory_vectors")
+        }
+        found = 0
+        for agent in {agent for agent, _ in pairs}:
+            hashes = [hash_ for name, hash_ in pairs if name == agent]
+            ((there,),) = database.query(
+                "SELECT count(*) FROM memory_vectors WHERE agent_name = %s"
+                " AND entry_hash = ANY(%s)",
+                (agent, hashes),
+            )
+            found += int(there)
+        checks.append(("memory_vectors", len(pairs) - done.skipped.get("memory_vectors", 0), found))
+    if "memory_entries" in tables:
+        columns = {row[1] for row in source.execute("PRAGMA table_info(memory_entries)")}
+        agent_column = "agent_name" if "agent_name" in columns else f"'{GLOBAL_AGENT}'"
+        counted = source.execute(
+            f"SELECT {agent_column}, count(*) FROM memory_entries"
+            " WHERE scope IN ('CORE', 'ARCHIVAL') GROUP BY 1"
+        ).fetchall()
+        expected = found = 0
+        for agent, count in counted:
+            if agent != GLOBAL_AGENT and not is_valid_agent_name(str(agent)):
+                continue
+            ((there,),) = database.query(
+                "SELECT count(*) FROM memory_entries WHERE agent_name = %s", (str(agent),)
+            )
+            expected += int(count)
+            found += min(int(count), int(there))  # an agent may have more there (its own)
+        checks.append(("memory_entries", expected, found))
+    for table, expected, found in checks:
+        if found < expected:
+            raise DatabaseError(
+                f"Copying {table} into {database.shown} did not take: {expected} rows here, "
+                f"{found} of them there; nothing else is claimed — run `oryxtui db migrate` "
+                "again, or look at the database's log."
+            )
+        done.verified[table] = found

@@ -90,6 +90,7 @@ def test_migrate_copies_everything_once_and_reads_back_equal(
     first = run_oryxtui("db", "migrate", *root, "--to", database_url, "--memory", "--json")
     assert first.returncode == 0, first.stderr
     copied = json.loads(first.stdout)["copied"]
+    assert json.loads(first.stdout)["verified"]["sessions"] == copied["sessions"]
     entries = sum(len(s["core"]) + len(s["archival"]) for s in before.values())
     assert copied["MEMORY.md"] == entries > 0 and copied["sessions"] > 0
     second = json.loads(
@@ -176,3 +177,34 @@ def test_agents_of_other_hosts_are_listed_and_reachable(tmp_path: Path, database
     assert shown.returncode == 0 and "ships at noon" in shown.stdout
     typo = run_oryxtui("memory", "show", "--root", str(west.root), "--agent", "bilder", env=env)
     assert typo.returncode == 2  # still refused, naming nothing new
+
+
+def test_two_hosts_consolidating_at_once_write_one_digest(
+    tmp_path: Path, database_url: str
+) -> None:
+    import threading
+
+    from oryxtui.config import DatabaseSettings, Settings
+    from oryxtui.workspace import init_workspace
+
+    settings = Settings(database=DatabaseSettings(url=database_url))
+    settings.memory.backend = "database"
+    hosts = [init_workspace(tmp_path / name) for name in ("east", "west")]
+    services = [MemoryService.open(h, settings) for h in hosts]
+    for i in range(150):
+        services[0].save("ops", f"deploy note {i}: the canary went to 10% then 100%", "archival")
+    start = threading.Barrier(2)
+    written = []
+
+    def consolidate(service: MemoryService) -> None:
+        start.wait()
+        written.append(service.consolidate("ops"))
+
+    threads = [threading.Thread(target=consolidate, args=(s,)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sum(digest is not None for digest in written) == 1
+    assert [r.op for r in services[1].history("ops")].count("digest") == 1
+    assert services[1].uncovered("ops") == 0

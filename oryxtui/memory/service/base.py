@@ -4,6 +4,7 @@ is for, the memory block (the window) and the snapshot."""
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -245,6 +246,22 @@ class ServiceBase:
         if not isinstance(store, Recorded):
             raise UsageError(f"The {self.backend} backend keeps its own memory: no digests.")
         name = self.resolve_agent(agent)
+        # Where several hosts may consolidate one memory at once, the planning and the write
+        # are one at a time (a database lock): one digest per range, never two.
+        exclusive = getattr(store, "exclusive", None)
+        guard = exclusive(name, "digest") if callable(exclusive) and not dry_run else nullcontext()
+        with guard:
+            return self._consolidate(store, name, dry_run, summarise, method, min_entries)
+
+    def _consolidate(
+        self,
+        store: Recorded,
+        name: str | None,
+        dry_run: bool,
+        summarise: Summariser | None,
+        method: str,
+        min_entries: int,
+    ) -> Digest | None:
         snapshot = self.snapshot(name)
         core, lines = [e.line for e in snapshot.core], list(snapshot.archival_lines())
 

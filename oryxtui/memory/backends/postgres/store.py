@@ -10,7 +10,8 @@ change. The triggers of the schema tell every listening process which agent chan
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -142,6 +143,18 @@ class PostgresMemoryStore(TableStore):
                     changed({agent})
 
         self.database.listen(stop, heard, lost)
+
+    @contextmanager
+    def exclusive(self, agent: str | None, what: str) -> Iterator[None]:
+        """One process at a time, on every host, for `what` of this agent (a digest): a
+        session advisory lock, released at the end, or by the server if the process dies."""
+        key = f"oryxtui {what} {agent or GLOBAL_AGENT}"
+        with self.database.connection() as connection:
+            connection.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+            try:
+                yield
+            finally:
+                connection.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def agents(self) -> list[str]:
         """Every agent with memory, a history or sessions in the database."""
