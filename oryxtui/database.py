@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import overload
 
@@ -86,6 +87,8 @@ class Database:
     """`oryxos.db` as one program uses it: a connection per thread, opened on first use, and
     every failure one sentence (a DatabaseError), never a raw sqlite3 error."""
 
+    row_order = "rowid"  # rows in the order they were written
+
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
@@ -111,6 +114,11 @@ class Database:
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self.errors():
             return self.connection().execute(sql, params).fetchall()
+
+    @staticmethod
+    def moment(when: datetime) -> object:
+        """A time as oryxos.db stores it: local time text."""
+        return when.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:

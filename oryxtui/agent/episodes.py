@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from oryxtui import database, notices
 from oryxtui.agent.messages import Message, parse_messages
-from oryxtui.agent.sessions import GLOBAL_PROFILE, Session
+from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations, Session
 from oryxtui.config import Settings
+from oryxtui.memory.backends.rows import time_text
 from oryxtui.memory.format import TIME_FORMAT
 
 if TYPE_CHECKING:
@@ -90,12 +91,12 @@ class EpisodeStore:
 
     def __init__(
         self,
-        db_path: Path,
+        db: Path | Conversations,
         clock: Any = datetime.now,
         embedder: Embedder | None = None,
         min_similarity: float = 0.35,
     ) -> None:
-        self.database = database.Database(db_path)
+        self.database: Conversations = database.Database(db) if isinstance(db, Path) else db
         self.clock = clock
         self.embedder = embedder  # meaning as a second route, when one is configured
         self.min_similarity = min_similarity
@@ -133,8 +134,9 @@ class EpisodeStore:
             stamp = when or self.clock().strftime(TIME_FORMAT)
             with database.write_transaction(connection):
                 connection.executemany(
-                    "INSERT OR IGNORE INTO episodes (session_id, turn, agent_name, channel,"
-                    " user_text, reply, tools, turn_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO episodes (session_id, turn, agent_name, channel,"
+                    " user_text, reply, tools, turn_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
                     [
                         (
                             session_id,
@@ -173,7 +175,7 @@ class EpisodeStore:
             messages, skipped = parse_messages(found[0] if found else None)
             # What cannot be read of another program's session is left out, and said.
             notices.skipped(skipped, "message", f"session {session_id}")
-            when = str(active).replace("T", " ")[:19] if active else None
+            when = time_text(active) if active else None
             added += self._store(session_id, _agent(profile), channel, messages, when)
             self._seen[session_id] = active
         return added
@@ -210,7 +212,10 @@ class EpisodeStore:
         with self.database.errors():
             rows = (
                 self.database.connection()
-                .execute(sql + " ORDER BY s.last_active_at DESC, s.rowid DESC", params)
+                .execute(
+                    sql + f" ORDER BY s.last_active_at DESC, s.{self.database.row_order} DESC",
+                    params,
+                )
                 .fetchall()
             )
         return [
@@ -218,8 +223,8 @@ class EpisodeStore:
                 "session": str(session_id),
                 "agent": _agent(profile),
                 "channel": channel,
-                "created": str(created).replace("T", " ")[:19] if created else None,
-                "last_active": str(active).replace("T", " ")[:19] if active else None,
+                "created": time_text(created) if created else None,
+                "last_active": time_text(active) if active else None,
                 "turns": int(turns),
             }
             for session_id, profile, channel, created, active, turns in rows
@@ -363,8 +368,10 @@ class EpisodeStore:
                 with self.database.errors(), database.write_transaction(connection):
                     for (row, _), vector in zip(wanted, made, strict=True):
                         connection.execute(
-                            "INSERT OR REPLACE INTO episode_vectors (episode_id,"
-                            " embedding_model, dim, embedding) VALUES (?, ?, ?, ?)",
+                            "INSERT INTO episode_vectors (episode_id, embedding_model, dim,"
+                            " embedding) VALUES (?, ?, ?, ?) ON CONFLICT (episode_id) DO UPDATE"
+                            " SET embedding_model = excluded.embedding_model,"
+                            " dim = excluded.dim, embedding = excluded.embedding",
                             (row, model, dim, np.asarray(vector, dtype="<f4").tobytes()),
                         )
                         vectors[row] = np.asarray(vector, dtype=np.float32)
@@ -400,7 +407,8 @@ class EpisodeStore:
                     )
                     .fetchall()
                 )
-            for row, blob in found:
+            for row, stored in found:
+                blob = bytes(stored) if isinstance(stored, memoryview) else stored
                 vector = decode(blob, dim)
                 if vector is not None:
                     vectors[int(row)] = vector
@@ -420,11 +428,13 @@ def _bound(value: str | None, end: bool) -> str | None:
     return moment.strftime(TIME_FORMAT)
 
 
-def episode_store(db_path: Path, settings: Settings, clock: Any = datetime.now) -> EpisodeStore:
+def episode_store(
+    db: Path | Conversations, settings: Settings, clock: Any = datetime.now
+) -> EpisodeStore:
     """The store as configured: with the embedder of `[embedding]`, if there is one."""
     embedder = None
     if settings.embedding.provider:  # NumPy and the SDK load only when meaning is asked for
         from oryxtui.memory.recall.embedders import create_embedder
 
         embedder = create_embedder(settings.embedding)
-    return EpisodeStore(db_path, clock, embedder, settings.memory.recall.min_similarity)
+    return EpisodeStore(db, clock, embedder, settings.memory.recall.min_similarity)

@@ -70,7 +70,7 @@ class AgentLoop:
         self.settings = settings
         self.memory = memory
         self.sessions = sessions
-        self.episodes = episode_store(sessions.db_path, settings, sessions.clock)
+        self.episodes = episode_store(sessions.database, settings, sessions.clock)
         self.tools = builtin_tools(memory, self.episodes)
         self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
         compactor = HistoryCompactor(self._summariser)

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from oryxtui import database
 from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.errors import DatabaseError, SessionConflict
-from oryxtui.memory.format import TIME_FORMAT, Clock
+from oryxtui.memory.format import Clock
 from oryxtui.workspace import GLOBAL_AGENT
+
+if TYPE_CHECKING:
+    from oryxtui.config import Settings
+    from oryxtui.workspace import Workspace
 
 GLOBAL_PROFILE = GLOBAL_AGENT  # a session of the global memory
 
@@ -46,19 +52,45 @@ class Session:
         )
 
 
+class Conversations(Protocol):
+    """Where sessions and episodes are kept: oryxos.db (`database.Database`), or the shared
+    database (`postgres.PortableDatabase`); the SQL is written for both."""
+
+    path: Any
+    row_order: str  # the column that orders rows as written (rowid, ctid)
+
+    def errors(self) -> AbstractContextManager[None]: ...
+    def connection(self) -> Any: ...
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]: ...
+    def moment(self, when: datetime) -> object: ...
+
+
+def conversations(workspace: Workspace, settings: Settings) -> Path | Conversations:
+    """The workspace's oryxos.db, or the shared database when one is configured."""
+    if settings.database.url is None:
+        return workspace.db_path
+    from oryxtui.postgres import PortableDatabase, shared
+
+    database = shared(settings.database)
+    database.check_schema()
+    return PortableDatabase(database)
+
+
 class SessionStore:
     """One connection per thread; every write is a short BEGIN IMMEDIATE transaction. Every
     database failure is a DatabaseError with one sentence, never a raw sqlite3 error."""
 
     def __init__(
         self,
-        db_path: Path,
+        db: Path | Conversations,
         clock: Clock = datetime.now,
         busy_timeout_ms: int = database.BUSY_TIMEOUT_MS,
     ) -> None:
-        self.db_path = db_path
+        self.database: Conversations = (
+            database.Database(db, busy_timeout_ms) if isinstance(db, Path) else db
+        )
+        self.db_path = self.database.path  # what messages name as the place
         self.clock = clock
-        self.database = database.Database(db_path, busy_timeout_ms)
         # Audit rows of tools that ran while the database failed, written once it works again.
         self._pending: list[tuple[object, ...]] = []
         self._pending_lock = threading.Lock()
@@ -89,15 +121,15 @@ class SessionStore:
             self._save(session)
 
     def _save(self, session: Session) -> None:
-        now = self.clock().strftime(TIME_FORMAT)
+        now = self.database.moment(self.clock())
         new_json = session.messages_json()
         connection = self.database.connection()
         with database.write_transaction(connection):
             if session.stored_json is None:
                 cursor = connection.execute(
-                    "INSERT OR IGNORE INTO sessions (session_id, profile_name, channel, user_id,"
+                    "INSERT INTO sessions (session_id, profile_name, channel, user_id,"
                     " messages_json, status, created_at, last_active_at)"
-                    " VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?) ON CONFLICT DO NOTHING",
                     (
                         session.session_id,
                         session.profile_name,
@@ -155,7 +187,7 @@ class SessionStore:
             success,
             database.storable(error_message),
             duration_ms,
-            self.clock().strftime(TIME_FORMAT),
+            self.database.moment(self.clock()),
         )
         with self._pending_lock:
             self._pending.append(row)

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui import __version__
 from oryxtui.agent.loop import AgentLoop
-from oryxtui.agent.sessions import SessionStore
+from oryxtui.agent.sessions import SessionStore, conversations
 from oryxtui.api.guard import RequestGuard
 from oryxtui.api.models import envelope
 from oryxtui.api.routes import router
@@ -82,7 +82,8 @@ def create_api(
     api.state.workspace = workspace
     api.state.settings = settings
     api.state.memory = memory
-    api.state.runner = AgentLoop(workspace, settings, memory, SessionStore(workspace.db_path))
+    sessions = SessionStore(conversations(workspace, settings))
+    api.state.runner = AgentLoop(workspace, settings, memory, sessions)
     api.state.queue = AgentQueue()
 
     def scrub(message: str) -> str:

@@ -29,12 +29,13 @@ if TYPE_CHECKING:
 
 def _loop_for(args: argparse.Namespace) -> tuple[AgentLoop, str | None]:
     from oryxtui.agent.loop import AgentLoop
-    from oryxtui.agent.sessions import SessionStore
+    from oryxtui.agent.sessions import SessionStore, conversations
 
     workspace, settings = open_workspace(args)
     service = service_of(workspace, settings)
     agent = checked_agent(args, workspace)
-    return AgentLoop(workspace, settings, service, SessionStore(workspace.db_path)), agent
+    sessions = SessionStore(conversations(workspace, settings))
+    return AgentLoop(workspace, settings, service, sessions), agent
 
 
 @TOP.command(

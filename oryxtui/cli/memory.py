@@ -238,6 +238,7 @@ def consolidate(args: argparse.Namespace) -> int:
 )
 def index(args: argparse.Namespace) -> int:
     from oryxtui.agent.episodes import episode_store
+    from oryxtui.agent.sessions import conversations
 
     workspace, settings = open_workspace(args)
     service = service_of(workspace, settings)
@@ -253,7 +254,7 @@ def index(args: argparse.Namespace) -> int:
         )
     reports = []
     failed = False
-    episodes = episode_store(workspace.db_path, settings) if args.rebuild else None
+    episodes = episode_store(conversations(workspace, settings), settings) if args.rebuild else None
     for agent in memories_of(args, workspace):
         if episodes is not None:  # past conversations' vectors: made again as they are searched
             episodes.drop_vectors(agent)

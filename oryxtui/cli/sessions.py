@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
     from oryxtui.agent.episodes import episode_store
+    from oryxtui.agent.sessions import conversations
 
     workspace, settings = open_workspace(args)
-    return episode_store(workspace.db_path, settings), workspace
+    return episode_store(conversations(workspace, settings), settings), workspace
 
 
 @SESSIONS.command(

@@ -15,7 +15,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
 
-from oryxtui.agent.sessions import SessionStore, os_user
+from oryxtui.agent.sessions import SessionStore, conversations, os_user
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
@@ -101,7 +101,7 @@ class OryxApp(App[None]):
             if self._runner is None:
                 from oryxtui.agent.loop import AgentLoop
 
-                sessions = SessionStore(self.workspace.db_path)
+                sessions = SessionStore(conversations(self.workspace, self.settings))
                 self._runner = AgentLoop(self.workspace, self.settings, self.service, sessions)
             return self._runner
 

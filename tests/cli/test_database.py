@@ -7,6 +7,7 @@ import json
 import socket
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from oryxtui.config import load_settings
@@ -208,3 +209,44 @@ def test_two_hosts_consolidating_at_once_write_one_digest(
     assert sum(digest is not None for digest in written) == 1
     assert [r.op for r in services[1].history("ops")].count("digest") == 1
     assert services[1].uncovered("ops") == 0
+
+
+def test_conversations_are_shared_too(tmp_path: Path, database_url: str) -> None:
+    """A turn on one host: its session, its tool audit and its episodes are in the database,
+    listed and searched from another host; the memory its tool saved is there as well."""
+    from oryxtui.workspace import init_workspace
+
+    east, west = (init_workspace(tmp_path / name) for name in ("east", "west"))
+    make_agent(east, "ops")
+    env = on_database(database_url)
+    east_root, west_root = ("--root", str(east.root)), ("--root", str(west.root))
+    said = run_oryxtui(
+        "chat", *east_root, "--agent", "ops", "remember that the freeze starts Friday", env=env
+    )
+    assert said.returncode == 0, said.stderr
+    listed = json.loads(
+        run_oryxtui("sessions", "list", *west_root, "--agent", "ops", "--json", env=env).stdout
+    )
+    (session,) = listed["sessions"] if isinstance(listed, dict) else listed
+    assert session["turns"] == 1 and session["session"].startswith("cli:")
+    found = run_oryxtui(
+        "sessions", "search", *west_root, "--agent", "ops", "freeze", "--json", env=env
+    )
+    assert found.returncode == 0 and "freeze starts Friday" in found.stdout
+    with psycopg.connect(database_url) as connection:
+        ((tools,),) = connection.execute("SELECT count(*) FROM tool_invocations").fetchall()
+        ((stamp,),) = connection.execute("SELECT last_active_at FROM sessions").fetchall()
+    assert tools >= 1 and stamp.tzinfo is not None  # upstream's TIMESTAMPTZ, an instant
+    shown = run_oryxtui("memory", "show", *west_root, "--agent", "ops", env=env)
+    assert "freeze starts Friday" in shown.stdout
+    assert not (east.root / "oryxos.db").exists() or _local_sessions(east) == 0
+
+
+def _local_sessions(workspace: Workspace) -> int:
+    import sqlite3
+
+    with sqlite3.connect(workspace.db_path) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "sessions" not in tables:
+            return 0
+        return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])

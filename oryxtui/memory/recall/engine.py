@@ -241,7 +241,8 @@ class RecallEngine:
         """The database's nearest candidates (pgvector), as entry ids, nearest first."""
         assert self.embedder is not None and isinstance(self.table, PgVectorTable)
         limit = max(CANDIDATES, 4 * self.settings.top_k)
-        found = self.table.nearest(key, self.embedder.model_id, vector, limit)
+        rows = len(self._matrix(key).row_of)  # how many vectors the agent has
+        found = self.table.nearest(key, self.embedder.model_id, vector, limit, rows)
         id_of_hash = prepared.id_of_hash
         pairs = [(id_of_hash[hash_], score) for hash_, score in found if hash_ in id_of_hash]
         ids = np.asarray([entry for entry, _ in pairs], dtype=np.int64)

@@ -19,6 +19,11 @@ from oryxtui.postgres import Postgres
 HNSW_MAX_DIM = 2000
 # How many candidates the database answers: fusion ranks them with the other routes.
 CANDIDATES = 200
+# An agent with at most this many vectors is searched exactly (its rows by the agent index);
+# more go through the HNSW graph of their dimension.
+EXACT_ROWS = 20_000
+# Rows the graph is asked for before they are narrowed to the agent and model.
+GRAPH_ROWS = 1000
 
 
 def vector_text(vector: np.ndarray) -> str:
@@ -34,6 +39,7 @@ class PgVectorTable:
     def __init__(self, database: Postgres) -> None:
         self.database = database
         self._indexed_dims: set[int] = set()
+        self._filled: dict[tuple[str, str], int] = {}  # (agent, model) → the last id looked at
         self._lock = threading.Lock()
 
     def ids_after(
@@ -136,33 +142,74 @@ class PgVectorTable:
             return int(cursor.rowcount)
 
     def nearest(
-        self, agent: str, model: str, vector: np.ndarray, limit: int = CANDIDATES
+        self,
+        agent: str,
+        model: str,
+        vector: np.ndarray,
+        limit: int = CANDIDATES,
+        rows: int | None = None,
     ) -> list[tuple[str, float]]:
         """The agent's `limit` rows of `model` nearest `vector` by cosine: (hash, similarity),
-        nearest first. Vectors written by another program without oryxtui's column are
-        filled in first (`fill`)."""
+        nearest first. `rows`: how many vectors the agent has (a few: searched exactly; many:
+        through the HNSW graph, falling back to exact if the graph's neighbours are mostly
+        other agents'). Vectors another program wrote without oryxtui's column are given it
+        first (`fill`)."""
         dim = len(vector)
         self.fill(agent, model)
-        column = f"embedding_vector::vector({dim})" if dim <= HNSW_MAX_DIM else "embedding_vector"
         query = vector_text(vector)
+        graph = dim <= HNSW_MAX_DIM and (rows is None or rows > EXACT_ROWS)
+        if graph:
+            found = self._through_graph(agent, model, query, dim, limit)
+            if len(found) >= min(limit, rows or limit):
+                return found
+        return self._exactly(agent, model, query, dim, limit)
+
+    def _through_graph(
+        self, agent: str, model: str, query: str, dim: int, limit: int
+    ) -> list[tuple[str, float]]:
+        column = f"embedding_vector::vector({dim})"
+        graph_rows = max(GRAPH_ROWS, limit)
         with self.database.transaction() as connection:
-            connection.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
-            rows = connection.execute(
-                f"SELECT entry_hash, 1 - ({column} <=> %s::vector) AS similarity"
-                " FROM memory_vectors WHERE dim = %s AND agent_name = %s"
-                " AND embedding_model = %s AND embedding_vector IS NOT NULL"
-                f" ORDER BY {column} <=> %s::vector LIMIT %s",
-                (query, dim, agent, model, query, limit),
+            connection.execute(f"SET LOCAL hnsw.ef_search = {min(1000, graph_rows)}")
+            found = connection.execute(
+                "SELECT entry_hash, similarity FROM ("
+                f" SELECT entry_hash, agent_name, embedding_model,"
+                f" 1 - ({column} <=> %s::vector({dim})) AS similarity"
+                f" FROM memory_vectors WHERE dim = {dim}"
+                f" ORDER BY {column} <=> %s::vector({dim}) LIMIT {graph_rows}) AS near"
+                " WHERE agent_name = %s AND embedding_model = %s"
+                " ORDER BY similarity DESC LIMIT %s",
+                (query, query, agent, model, limit),
             ).fetchall()
-        return [(str(hash_), float(similarity)) for hash_, similarity in rows]
+        return [(str(hash_), float(similarity)) for hash_, similarity in found]
+
+    def _exactly(
+        self, agent: str, model: str, query: str, dim: int, limit: int
+    ) -> list[tuple[str, float]]:
+        found = self.database.query(
+            "SELECT entry_hash, 1 - (embedding_vector <=> %s::vector) AS similarity"
+            " FROM memory_vectors WHERE agent_name = %s AND embedding_model = %s AND dim = %s"
+            " AND embedding_vector IS NOT NULL"
+            " ORDER BY embedding_vector <=> %s::vector LIMIT %s",
+            (query, agent, model, dim, query, limit),
+        )
+        return [(str(hash_), float(similarity)) for hash_, similarity in found]
 
     def fill(self, agent: str, model: str) -> int:
         """Give rows another program wrote (upstream: only the BYTEA) their pgvector value;
-        a row whose bytes are no vector is left without one (not indexed, embedded again)."""
+        a row whose bytes are no vector is left without one (not indexed, embedded again).
+        Each row is looked at once (by id, on the agent's index)."""
+        key = (agent, model)
+        after = self._filled.get(key, 0)
+        ((top,),) = self.database.query(
+            "SELECT coalesce(max(id), 0) FROM memory_vectors WHERE agent_name = %s", (agent,)
+        )
+        if int(top) <= after:
+            return 0
         rows: list[tuple[Any, ...]] = self.database.query(
-            "SELECT id, embedding, dim FROM memory_vectors WHERE agent_name = %s"
-            " AND embedding_model = %s AND embedding_vector IS NULL LIMIT 5000",
-            (agent, model),
+            "SELECT id, embedding, dim FROM memory_vectors WHERE agent_name = %s AND id > %s"
+            " AND embedding_model = %s AND embedding_vector IS NULL",
+            (agent, after, model),
         )
         filled = []
         for row_id, blob, dim in rows:
@@ -175,6 +222,8 @@ class PgVectorTable:
                     "UPDATE memory_vectors SET embedding_vector = %s::vector WHERE id = %s",
                     filled,
                 )
+        with self._lock:
+            self._filled[key] = max(self._filled.get(key, 0), int(top))
         return len(filled)
 
     def _ensure_index(self, dim: int) -> None:
@@ -187,6 +236,9 @@ class PgVectorTable:
                 return
             with self.database.transaction() as connection:
                 connection.execute("SELECT pg_advisory_xact_lock(hashtext('oryxtui hnsw'))")
+                # Built on rows already there (vectors upstream or a migration wrote): room
+                # for the graph, or the build takes many times as long.
+                connection.execute("SET LOCAL maintenance_work_mem = '512MB'")
                 connection.execute(
                     f"CREATE INDEX IF NOT EXISTS oryxtui_memvec_hnsw_{dim} ON memory_vectors"
                     f" USING hnsw ((embedding_vector::vector({dim})) vector_cosine_ops)"
