@@ -291,6 +291,9 @@ class Postgres:
                     timeout=self.timeout,
                     open=False,
                     name="oryxtui",
+                    # A connection from before a server restart is found broken when taken,
+                    # and replaced, instead of failing the next request.
+                    check=ConnectionPool.check_connection,
                 )
                 with self.errors():
                     # One attempt first: a refused or unknown server is said at once, not
