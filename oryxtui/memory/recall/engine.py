@@ -424,7 +424,8 @@ class RecallEngine:
             matrix = self._matrix(key)
             with matrix.lock:
                 rows = prepared.rows(matrix)
-            missing = [int(i) for i in prepared.recency if rows[i] < 0][:limit]
+            newest_first = prepared.recency
+            missing = newest_first[rows[newest_first] < 0][:limit].tolist()
             batch = max(1, getattr(self.embedder, "batch_size", 256))
             done = 0
             for start in range(0, len(missing), batch):

@@ -22,7 +22,8 @@ CANDIDATES = 200
 # An agent with at most this many vectors is searched exactly (its rows by the agent index);
 # more go through the HNSW graph of their dimension.
 EXACT_ROWS = 20_000
-# Rows the graph is asked for before they are narrowed to the agent and model.
+# Rows the graph is asked for before they are narrowed to the agent and model: first as many
+# as wanted (the agent owns most of the rows), then this many, then the search is exact.
 GRAPH_ROWS = 1000
 
 
@@ -159,18 +160,18 @@ class PgVectorTable:
         query = vector_text(vector)
         graph = dim <= HNSW_MAX_DIM and (rows is None or rows > EXACT_ROWS)
         if graph:
-            found = self._through_graph(agent, model, query, dim, limit)
-            if len(found) >= min(limit, rows or limit):
-                return found
+            for graph_rows in (limit, max(limit, GRAPH_ROWS)):
+                found = self._through_graph(agent, model, query, dim, limit, graph_rows)
+                if len(found) >= min(limit, rows or limit):
+                    return found
         return self._exactly(agent, model, query, dim, limit)
 
     def _through_graph(
-        self, agent: str, model: str, query: str, dim: int, limit: int
+        self, agent: str, model: str, query: str, dim: int, limit: int, graph_rows: int
     ) -> list[tuple[str, float]]:
         column = f"embedding_vector::vector({dim})"
-        graph_rows = max(GRAPH_ROWS, limit)
         with self.database.transaction() as connection:
-            connection.execute(f"SET LOCAL hnsw.ef_search = {min(1000, graph_rows)}")
+            connection.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, graph_rows))}")
             found = connection.execute(
                 "SELECT entry_hash, similarity FROM ("
                 f" SELECT entry_hash, agent_name, embedding_model,"
