@@ -127,9 +127,11 @@ class Listened(Protocol):
         stop: threading.Event,
         changed: Callable[[set[str | None] | None], None],
         lost: Callable[[str], None],
+        turned: Callable[[str | None], None] | None = None,
     ) -> None:
         """Until `stop`: `changed(agents)` for changes by others, `changed(None)` when
-        everything must be read again; `lost(sentence)` when announcements stopped."""
+        everything must be read again; `lost(sentence)` when announcements stopped;
+        `turned(agent)` when one of the agent's sessions has a new turn."""
         ...
 
 

@@ -159,7 +159,19 @@ class OryxApp(App[None]):
             note = f"{sentence} Showing what was last read; reconnecting."
             tell(self, note, title="Database", severity="warning")
 
-        store.listen(self._index_stopped, changed, lost)
+        def turned(agent: str | None) -> None:
+            self.call_from_thread(self._turned, agent)
+
+        store.listen(self._index_stopped, changed, lost, turned)
+
+    def _turned(self, agent: str | None) -> None:
+        """A session of `agent` moved on somewhere: the sessions view of it, if open, lists
+        it again."""
+        from oryxtui.tui.screens.sessions import SessionsScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionsScreen) and screen.agent == agent:
+                screen.reload()
 
     def on_unmount(self) -> None:
         self._index_stopped.set()

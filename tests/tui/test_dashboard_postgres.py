@@ -103,3 +103,32 @@ async def test_an_agent_new_to_the_database_joins_the_sidebar(
         elsewhere.save("builder", "only on another host", "archival")
         agents = app.query_one(AgentList)
         await wait_for(pilot, lambda: "builder" in agents.order)
+
+
+async def test_a_turn_on_another_host_appears_in_the_open_sessions_view(
+    request: pytest.FixtureRequest, workspace: Workspace, tmp_path: Path
+) -> None:
+    from oryxtui.tui.screens.sessions import SessionsScreen
+    from tests.support import run_oryxtui
+
+    settings = shared(request)
+    make_agent(workspace, "alpha")
+    other = init_workspace(tmp_path / "elsewhere")
+    make_agent(other, "alpha")
+    env = {
+        "ORYXTUI_DATABASE_URL": str(settings.database.url),
+        "ORYXTUI_MEMORY__BACKEND": "database",
+    }
+    app = make_app(workspace, settings)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await pilot.press("S")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        listed = screen.query_one("#sessions-list")
+        await wait_for(pilot, lambda: str(listed.border_title).endswith("· 0"))  # loaded: none
+        said = run_oryxtui("chat", "--root", str(other.root), "--agent", "alpha", "hello", env=env)
+        assert said.returncode == 0, said.stderr
+        await wait_for(pilot, lambda: len(screen.sessions) == 1)
+        assert screen.sessions[0]["turns"] == 1

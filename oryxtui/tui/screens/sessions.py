@@ -71,6 +71,12 @@ class SessionsScreen(Screen[None]):
         self.query_one(OptionList).focus()
         self._load_sessions()
 
+    def reload(self) -> None:
+        """List the sessions again (a turn happened elsewhere), unless a search is shown; the
+        highlighted session stays highlighted."""
+        if not self.hits:
+            self._load_sessions()
+
     @property
     def store(self) -> EpisodeStore:
         """The loop's episode store (call from workers: the first call loads the loop)."""
@@ -89,8 +95,14 @@ class SessionsScreen(Screen[None]):
         self.query_one("#sessions-title", Label).update(display_text(message))
 
     def _show_sessions(self, found: Sequence[dict[str, object]]) -> None:
-        self.sessions, self.hits = list(found), []
         listed = self.query_one(OptionList)
+        was = listed.highlighted
+        before = (
+            str(self.sessions[was]["session"])
+            if was is not None and was < len(self.sessions)
+            else None
+        )
+        self.sessions, self.hits = list(found), []
         listed.border_title = f"Sessions, newest first · {len(found)}"
         listed.set_options(
             Option(
@@ -101,7 +113,8 @@ class SessionsScreen(Screen[None]):
             for i, s in enumerate(found)
         )
         if found:
-            listed.highlighted = 0
+            ids = [str(s["session"]) for s in found]
+            listed.highlighted = ids.index(before) if before in ids else 0
         else:
             self.query_one("#sessions-text", Static).update("No conversations yet.")
 

@@ -127,20 +127,25 @@ class PostgresMemoryStore(TableStore):
         stop: threading.Event,
         changed: Callable[[set[str | None] | None], None],
         lost: Callable[[str], None],
+        turned: Callable[[str | None], None] | None = None,
     ) -> None:
         """Until `stop`: `changed(agents)` when another process (on any host) changed their
         memory, `changed(None)` when everything must be read again (listening started, or
-        came back after `lost(sentence)`)."""
+        came back after `lost(sentence)`); `turned(agent)` when one of its sessions moved on
+        (a new turn)."""
 
         def heard(payload: dict[str, str] | None) -> None:
             if payload is None:
                 changed(None)
-            elif payload.get("kind") == "memory":
-                agent = payload.get("agent", "")
-                if agent == GLOBAL_AGENT:
-                    changed({None})
-                elif is_valid_agent_name(agent):
-                    changed({agent})
+                return
+            name = payload.get("agent", "")
+            agent = None if name == GLOBAL_AGENT else name
+            if agent is not None and not is_valid_agent_name(agent):
+                return
+            if payload.get("kind") == "memory":
+                changed({agent})
+            elif payload.get("kind") == "session" and turned is not None:
+                turned(agent)
 
         self.database.listen(stop, heard, lost)
 
