@@ -178,6 +178,20 @@ DROP TRIGGER IF EXISTS oryxtui_memory_deleted ON memory_entries;
 CREATE TRIGGER oryxtui_memory_deleted AFTER DELETE ON memory_entries
     REFERENCING OLD TABLE AS changed FOR EACH STATEMENT
     EXECUTE FUNCTION oryxtui_memory_changed();
+CREATE OR REPLACE FUNCTION oryxtui_vectors_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    agent TEXT;
+BEGIN
+    FOR agent IN SELECT DISTINCT agent_name FROM changed LOOP
+        PERFORM pg_notify('oryxtui', json_build_object('kind', 'index', 'agent', agent)::text);
+    END LOOP;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS oryxtui_vectors_inserted ON memory_vectors;
+CREATE TRIGGER oryxtui_vectors_inserted AFTER INSERT ON memory_vectors
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
+    EXECUTE FUNCTION oryxtui_vectors_changed();
 CREATE OR REPLACE FUNCTION oryxtui_session_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

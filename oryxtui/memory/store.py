@@ -125,13 +125,12 @@ class Listened(Protocol):
     def listen(
         self,
         stop: threading.Event,
-        changed: Callable[[set[str | None] | None], None],
+        heard: Callable[[tuple[str, str | None] | None], None],
         lost: Callable[[str], None],
-        turned: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Until `stop`: `changed(agents)` for changes by others, `changed(None)` when
-        everything must be read again; `lost(sentence)` when announcements stopped;
-        `turned(agent)` when one of the agent's sessions has a new turn."""
+        """Until `stop`: `heard((kind, agent))` for what others changed (`memory`, `session`,
+        `index`), `heard(None)` when everything must be read again; `lost(sentence)` when
+        announcements stopped."""
         ...
 
 

@@ -148,21 +148,31 @@ class OryxApp(App[None]):
         reached, the dashboard keeps what it showed and says so once."""
         dashboard = self.dashboard
 
-        def changed(agents: set[str | None] | None) -> None:
-            if agents is None:
+        def heard(news: tuple[str, str | None] | None) -> None:
+            if news is None:
                 dashboard.post_message(StoreChanged(everyone=True))
                 return
-            for agent in agents:
+            kind, agent = news
+            if kind == "memory":
                 dashboard.post_message(MemoryChanged(agent))
+            elif kind == "session":
+                self.call_from_thread(self._turned, agent)
+            elif kind == "index" and self.service.embeds:
+                self._index_status(agent)
 
         def lost(sentence: str) -> None:
             note = f"{sentence} Showing what was last read; reconnecting."
             tell(self, note, title="Database", severity="warning")
 
-        def turned(agent: str | None) -> None:
-            self.call_from_thread(self._turned, agent)
+        store.listen(self._index_stopped, heard, lost)
 
-        store.listen(self._index_stopped, changed, lost, turned)
+    @work(thread=True, exit_on_error=False, group="index-status")
+    def _index_status(self, agent: str | None) -> None:
+        """Another host indexed the agent's entries: how much of its memory has vectors."""
+        engine = self.service.engine
+        status = engine.status(agent) if engine is not None else None
+        if status is not None:
+            self.dashboard.post_message(IndexChanged(agent, status))
 
     def _turned(self, agent: str | None) -> None:
         """A session of `agent` moved on somewhere: the sessions view of it, if open, lists

@@ -250,3 +250,54 @@ def _local_sessions(workspace: Workspace) -> int:
         if "sessions" not in tables:
             return 0
         return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+
+
+def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) -> None:
+    """What LISTEN hears from another host: a save, an index write, a session's turn — each
+    naming the agent (never rows), and a fresh start first (read everything)."""
+    import threading
+    import time
+
+    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.agent.sessions import SessionStore, conversations
+    from oryxtui.config import Settings
+    from oryxtui.memory.store import Listened
+    from oryxtui.workspace import init_workspace
+
+    settings = Settings.model_validate(
+        {
+            "memory": {"backend": "database"},
+            "database": {"url": database_url},
+            "embedding": {"provider": "mock"},
+        }
+    )
+    here = MemoryService.open(init_workspace(tmp_path / "here"), settings)
+    assert isinstance(here.store, Listened)
+    heard: list[object] = []
+    stop = threading.Event()
+    listening = threading.Thread(
+        target=here.store.listen, args=(stop, heard.append, heard.append), daemon=True
+    )
+    listening.start()
+    try:
+        deadline = time.monotonic() + 30
+        while None not in heard:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        elsewhere = init_workspace(tmp_path / "elsewhere")
+        make_agent(elsewhere, "ops")
+        there = MemoryService.open(elsewhere, settings)
+        there.save("ops", "deploys on tuesdays", "archival")
+        there.sync_index("ops")
+        there.save(None, "a global note", "core")
+        loop = AgentLoop(
+            elsewhere, settings, there, SessionStore(conversations(elsewhere, settings))
+        )
+        list(loop.run("ops", "hello", "cli", "mei"))
+        wanted = {("memory", "ops"), ("index", "ops"), ("session", "ops"), ("memory", None)}
+        while not wanted <= set(heard):
+            assert time.monotonic() < deadline, heard
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        listening.join(timeout=10)

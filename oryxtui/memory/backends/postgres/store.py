@@ -25,6 +25,10 @@ from oryxtui.memory.store import Watch
 from oryxtui.postgres import Postgres
 from oryxtui.workspace import GLOBAL_AGENT, is_valid_agent_name
 
+# What the database announces: (kind, agent), the global memory's agent being None.
+Announcement = tuple[str, str | None]
+KINDS = ("memory", "session", "index")
+
 
 def stamped(time: str) -> datetime:
     """An entry's local time text as the instant it names (TIMESTAMPTZ), so that hosts in
@@ -125,29 +129,24 @@ class PostgresMemoryStore(TableStore):
     def listen(
         self,
         stop: threading.Event,
-        changed: Callable[[set[str | None] | None], None],
+        heard: Callable[[Announcement | None], None],
         lost: Callable[[str], None],
-        turned: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Until `stop`: `changed(agents)` when another process (on any host) changed their
-        memory, `changed(None)` when everything must be read again (listening started, or
-        came back after `lost(sentence)`); `turned(agent)` when one of its sessions moved on
-        (a new turn)."""
+        """Until `stop`: `heard((kind, agent))` when another process (on any host) changed an
+        agent's memory (`memory`), moved one of its sessions on (`session`) or indexed its
+        entries (`index`); `heard(None)` when everything must be read again (listening
+        started, or came back after `lost(sentence)`)."""
 
-        def heard(payload: dict[str, str] | None) -> None:
+        def parsed(payload: dict[str, str] | None) -> None:
             if payload is None:
-                changed(None)
+                heard(None)
                 return
-            name = payload.get("agent", "")
+            name, kind = payload.get("agent", ""), payload.get("kind", "")
             agent = None if name == GLOBAL_AGENT else name
-            if agent is not None and not is_valid_agent_name(agent):
-                return
-            if payload.get("kind") == "memory":
-                changed({agent})
-            elif payload.get("kind") == "session" and turned is not None:
-                turned(agent)
+            if kind in KINDS and (agent is None or is_valid_agent_name(agent)):
+                heard((kind, agent))
 
-        self.database.listen(stop, heard, lost)
+        self.database.listen(stop, parsed, lost)
 
     @contextmanager
     def exclusive(self, agent: str | None, what: str) -> Iterator[None]:
