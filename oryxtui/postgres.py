@@ -142,7 +142,8 @@ CREATE TABLE IF NOT EXISTS episode_vectors (
     episode_id BIGINT PRIMARY KEY,
     embedding_model VARCHAR(128) NOT NULL,
     dim INTEGER NOT NULL,
-    embedding BYTEA NOT NULL
+    embedding BYTEA NOT NULL,
+    embedding_vector vector
 );
 CREATE TABLE IF NOT EXISTS oryxtui_migrated (
     origin TEXT NOT NULL,
@@ -538,6 +539,7 @@ class PortableDatabase:
     a connection per thread, and every failure one sentence."""
 
     row_order = "ctid"  # where the row was last written
+    ranks_vectors = True  # episode vectors are pgvector's: the database ranks them
 
     def __init__(self, database: Postgres) -> None:
         self.database = database

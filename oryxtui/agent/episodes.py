@@ -352,6 +352,8 @@ class EpisodeStore:
         embedder = self.embedder
         assert embedder is not None
         model = embedder.model_id
+        if getattr(self.database, "ranks_vectors", False):
+            return self._nearest_episodes(everything, query)
         try:
             (asked,) = usable(embedder.embed([query]), "The embedder")
             dim = len(asked)
@@ -387,6 +389,83 @@ class EpisodeStore:
         close = np.flatnonzero(similarity >= self.min_similarity)
         order = close[np.argsort(-similarity[close], kind="stable")]
         return np.asarray(have, dtype=np.int64)[order]
+
+    def _nearest_episodes(self, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
+        """As `_by_meaning`, with the vectors in the shared database (pgvector): the
+        episodes without one get it (at most `EMBED_BATCH` a search), and the database
+        answers which are close enough, closest first."""
+        import numpy as np
+
+        from oryxtui.errors import EmbedderError
+        from oryxtui.memory.recall.embedders import usable
+        from oryxtui.memory.recall.pgvector import vector_text
+
+        embedder = self.embedder
+        assert embedder is not None
+        model = embedder.model_id
+        ids = [row for row, _ in everything]
+        try:
+            (asked,) = usable(embedder.embed([query]), "The embedder")
+            dim = len(asked)
+            with self.database.errors():
+                have = {
+                    int(row)
+                    for (row,) in self.database.connection()
+                    .execute(
+                        "SELECT episode_id FROM episode_vectors WHERE embedding_model = ?"
+                        " AND dim = ? AND embedding_vector IS NOT NULL AND episode_id = ANY(?)",
+                        (model, dim, ids),
+                    )
+                    .fetchall()
+                }
+            wanted = [(row, e) for row, e in everything if row not in have][-EMBED_BATCH:]
+            if wanted:
+                made = usable(embedder.embed([e.text for _, e in wanted]), "The embedder")
+                if len(made) != len(wanted) or len(made[0]) != dim:
+                    raise EmbedderError("The embedder answered vectors that do not fit.")
+                connection = self.database.connection()
+                with self.database.errors(), database.write_transaction(connection):
+                    connection.executemany(
+                        "INSERT INTO episode_vectors (episode_id, embedding_model, dim,"
+                        " embedding, embedding_vector) VALUES (?, ?, ?, ?, ?::vector)"
+                        " ON CONFLICT (episode_id) DO UPDATE SET"
+                        " embedding_model = excluded.embedding_model, dim = excluded.dim,"
+                        " embedding = excluded.embedding,"
+                        " embedding_vector = excluded.embedding_vector",
+                        [
+                            (
+                                row,
+                                model,
+                                dim,
+                                np.asarray(vector, dtype="<f4").tobytes(),
+                                vector_text(vector),
+                            )
+                            for (row, _), vector in zip(wanted, made, strict=True)
+                        ],
+                    )
+            with self.database.errors():
+                close = (
+                    self.database.connection()
+                    .execute(
+                        "SELECT episode_id FROM episode_vectors WHERE embedding_model = ?"
+                        " AND dim = ? AND episode_id = ANY(?)"
+                        " AND 1 - (embedding_vector <=> ?::vector) >= ?"
+                        " ORDER BY embedding_vector <=> ?::vector, episode_id",
+                        (
+                            model,
+                            dim,
+                            ids,
+                            vector_text(asked),
+                            self.min_similarity,
+                            vector_text(asked),
+                        ),
+                    )
+                    .fetchall()
+                )
+        except EmbedderError:
+            return None
+        position = {row: index for index, row in enumerate(ids)}
+        return np.asarray([position[int(row)] for (row,) in close], dtype=np.int64)
 
     def _load_vectors(self, vectors: dict[int, Any], rows: Sequence[int], dim: int) -> None:
         """The stored vectors of these episodes that are vectors of `dim` numbers."""

@@ -301,3 +301,35 @@ def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) ->
     finally:
         stop.set()
         listening.join(timeout=10)
+
+
+def test_past_conversations_are_searched_by_meaning_in_the_database(
+    workspace: Workspace, database_url: str
+) -> None:
+    from oryxtui.agent.episodes import episode_store
+    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.agent.sessions import SessionStore, conversations
+    from oryxtui.config import Settings
+    from tests.llm_server import ScriptedLLM
+
+    make_agent(workspace, "ops")
+    shared = {"memory": {"backend": "database"}, "database": {"url": database_url}}
+    plain = Settings.model_validate(shared)
+    memory = MemoryService.open(workspace, plain)
+    loop = AgentLoop(workspace, plain, memory, SessionStore(conversations(workspace, plain)))
+    list(loop.run("ops", "we finished the rollout of ledger v2 at noon", "cli", "mei"))
+    list(loop.run("ops", "the coffee machine is broken again", "cli", "mei"))
+    with ScriptedLLM([]) as llm:
+        embedding = {"provider": "openai", "base_url": llm.base_url, "model": "e"}
+        settings = Settings.model_validate({**shared, "embedding": embedding})
+        store = episode_store(conversations(workspace, settings), settings)
+        found = store.search("ops", "release")  # no such word in any turn
+        assert [e.user for e in found] == ["we finished the rollout of ledger v2 at noon"]
+        assert len(llm.embeddings) == 2  # the query, then the episodes once
+        store.search("ops", "release")
+        assert len(llm.embeddings) == 3  # vectors are kept: only the query again
+    with psycopg.connect(database_url) as connection:
+        ((count, ranked),) = connection.execute(
+            "SELECT count(*), count(embedding_vector) FROM episode_vectors"
+        ).fetchall()
+    assert count == ranked == 2
