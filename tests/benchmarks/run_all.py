@@ -17,6 +17,7 @@ import bench_cli
 import bench_dashboard
 import bench_import
 import bench_memory
+import bench_postgres
 import bench_prompt
 import bench_recall
 import bench_scale
@@ -34,6 +35,7 @@ def collect() -> dict[str, object]:
         "cli": bench_cli.run(),
         "recall": bench_recall.run(),
         "import": bench_import.run(),
+        "postgres": bench_postgres.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
