@@ -330,10 +330,27 @@ class Postgres:
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection for the block (a broken one is replaced, never handed out)."""
+        """A pooled connection for the block (a broken one is replaced, never handed out).
+        When the pool has none to give — the server was down and the pool is waiting out its
+        backoff — one connection is made directly: a server that is back answers at once."""
+        from psycopg_pool import PoolTimeout
+
         pool = self._the_pool()
-        with self.errors(), pool.connection() as connection:
-            yield connection
+        try:
+            pooled = pool.getconn(timeout=min(self.timeout, 2.0))
+        except PoolTimeout:
+            direct = self.connect()  # Unreachable, one sentence, if it really is down
+            try:
+                with self.errors():
+                    yield direct
+            finally:
+                direct.close()
+            return
+        try:
+            with self.errors():
+                yield pooled
+        finally:
+            pool.putconn(pooled)
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
