@@ -164,6 +164,13 @@ class PromptBuilder:
         anything (a preview a web page may have triggered: see `HistoryCompactor.summary`)."""
         definition = self.definition(agent)
         warnings: list[str] = []
+        if agent is not None and definition is None:
+            # A folder with only a MEMORY.md, or an agent known here only by its memory in a
+            # shared database: say what the prompt lacks.
+            warnings.append(
+                f"Agent {agent} has no AGENT.md here: the prompt has the default identity and "
+                f"every tool; `oryxtui agents new {agent}` writes one to give it its role."
+            )
         identity = self._identity(definition, warnings)
         try:
             memory = self.memory.build_context(agent)

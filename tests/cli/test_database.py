@@ -176,6 +176,9 @@ def test_agents_of_other_hosts_are_listed_and_reachable(tmp_path: Path, database
     assert (builder["name"], builder["archival"], builder["has_agent_md"]) == ("builder", 1, False)
     shown = run_oryxtui("memory", "show", "--root", str(west.root), "--agent", "builder", env=env)
     assert shown.returncode == 0 and "ships at noon" in shown.stdout
+    preview = run_oryxtui("prompt", "--root", str(west.root), "--agent", "builder", env=env)
+    assert preview.returncode == 0 and "ships at noon" in preview.stdout
+    assert "has no AGENT.md here" in preview.stderr  # what the prompt lacks on this host
     typo = run_oryxtui("memory", "show", "--root", str(west.root), "--agent", "bilder", env=env)
     assert typo.returncode == 2  # still refused, naming nothing new
 
