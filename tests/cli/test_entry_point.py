@@ -113,7 +113,7 @@ def test_ctrl_c_in_a_chat_ends_it_quietly(demo: Path) -> None:
             chat.wait()
 
 
-HEAVY = ("textual", "numpy", "fastapi", "starlette", "uvicorn", "openai")
+HEAVY = ("textual", "numpy", "fastapi", "starlette", "uvicorn", "openai", "psycopg")
 
 
 @pytest.mark.parametrize(

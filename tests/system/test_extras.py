@@ -5,6 +5,7 @@ sentence how to install it (the installed package's form). Slow: real installs."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -64,9 +65,15 @@ def environment(tmp_path: Path, wheel: Path, extra: str | None) -> Path:
     return folder / "bin"
 
 
-def run(bin_folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    bin_folder: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(bin_folder / "oryxtui"), *args], capture_output=True, text=True, timeout=120
+        [str(bin_folder / "oryxtui"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -104,6 +111,11 @@ def test_each_extra_works_alone(
         assert refused.returncode == 2, refused.stderr
         assert f"pip install 'oryxtui[{name}]'" in refused.stderr  # the installed package's
         assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    # A shared database needs the postgres extra, which none of these has.
+    shared = {"ORYXTUI_DATABASE_URL": "postgresql://oryx@127.0.0.1:9/oryx"}
+    refused = run(bin_folder, "db", "status", "--root", root, env=shared)
+    assert refused.returncode == 2 and "pip install 'oryxtui[postgres]'" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
     if extra is None:
         return
     port = free_port()
