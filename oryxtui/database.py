@@ -88,6 +88,7 @@ class Database:
     every failure one sentence (a DatabaseError), never a raw sqlite3 error."""
 
     row_order = "rowid"  # rows in the order they were written
+    ranks_vectors = False  # vectors are BLOBs: the process ranks them
 
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = path

@@ -352,7 +352,7 @@ class EpisodeStore:
         embedder = self.embedder
         assert embedder is not None
         model = embedder.model_id
-        if getattr(self.database, "ranks_vectors", False):
+        if self.database.ranks_vectors:
             return self._nearest_episodes(everything, query)
         try:
             (asked,) = usable(embedder.embed([query]), "The embedder")

@@ -58,6 +58,7 @@ class Conversations(Protocol):
 
     path: Any
     row_order: str  # the column that orders rows as written (rowid, ctid)
+    ranks_vectors: bool  # the database ranks episode vectors itself (pgvector)
 
     def errors(self) -> AbstractContextManager[None]: ...
     def connection(self) -> Any: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Sequence
+from contextlib import AbstractContextManager
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -115,6 +116,19 @@ class Recorded(Protocol):
 
     def history_problems(self, agent: str | None) -> str | None:
         """A sentence about lines of the history that could not be read, if any."""
+        ...
+
+
+@runtime_checkable
+class Shared(Protocol):
+    """A store that many hosts write at once (a shared database)."""
+
+    def agents(self) -> list[str]:
+        """Every agent with memory, a history or sessions in it (folders or not)."""
+        ...
+
+    def exclusive(self, agent: str | None, what: str) -> AbstractContextManager[None]:
+        """One process at a time, on every host, for `what` of the agent (a digest)."""
         ...
 
 

@@ -36,6 +36,7 @@ from oryxtui.memory.store import (
     LongTermMemoryStore,
     Rankable,
     Recorded,
+    Shared,
     Watch,
 )
 from oryxtui.memory.window import InjectedWindow, injected_window, render_context
@@ -142,8 +143,7 @@ class ServiceBase:
     def stored_agents(self) -> list[str]:
         """Agents whose memory is in the store though this workspace may have no folder for
         them (a shared database); none for stores kept per workspace."""
-        agents = getattr(self.store, "agents", None)
-        return list(agents()) if callable(agents) else []
+        return self.store.agents() if isinstance(self.store, Shared) else []
 
     @property
     def ranked(self) -> bool:
@@ -248,8 +248,11 @@ class ServiceBase:
         name = self.resolve_agent(agent)
         # Where several hosts may consolidate one memory at once, the planning and the write
         # are one at a time (a database lock): one digest per range, never two.
-        exclusive = getattr(store, "exclusive", None)
-        guard = exclusive(name, "digest") if callable(exclusive) and not dry_run else nullcontext()
+        guard = (
+            store.exclusive(name, "digest")
+            if isinstance(store, Shared) and not dry_run
+            else nullcontext()
+        )
         with guard:
             return self._consolidate(store, name, dry_run, summarise, method, min_entries)
 
@@ -329,11 +332,10 @@ def vector_table(store: object, setup: RecallSetup) -> VectorTable | PgVectorTab
     """Where the index of a store's entries lives: beside them in a shared database
     (pgvector), else in the workspace's oryxos.db."""
     from oryxtui.database import Database
+    from oryxtui.memory.backends.postgres.store import PostgresMemoryStore
     from oryxtui.memory.recall.pgvector import PgVectorTable
     from oryxtui.memory.recall.vectors import VectorTable
-    from oryxtui.postgres import Postgres
 
-    database = getattr(store, "database", None)
-    if isinstance(database, Postgres):
-        return PgVectorTable(database)
+    if isinstance(store, PostgresMemoryStore):
+        return PgVectorTable(store.database)
     return VectorTable(Database(setup.db_path))
