@@ -157,42 +157,34 @@ CREATE TABLE IF NOT EXISTS oryxtui_memory_history (
     record TEXT NOT NULL,
     PRIMARY KEY (agent_name, n)
 );
-CREATE OR REPLACE FUNCTION oryxtui_memory_changed() RETURNS trigger
+-- Each statement that changes an agent's rows announces {kind, agent} once per agent; the
+-- kind is the trigger's argument (memory, index).
+CREATE OR REPLACE FUNCTION oryxtui_announce() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     agent TEXT;
 BEGIN
     FOR agent IN SELECT DISTINCT agent_name FROM changed LOOP
-        PERFORM pg_notify('oryxtui', json_build_object('kind', 'memory', 'agent', agent)::text);
+        PERFORM pg_notify('oryxtui', json_build_object('kind', TG_ARGV[0], 'agent', agent)::text);
     END LOOP;
     RETURN NULL;
 END $$;
 DROP TRIGGER IF EXISTS oryxtui_memory_inserted ON memory_entries;
 CREATE TRIGGER oryxtui_memory_inserted AFTER INSERT ON memory_entries
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
-    EXECUTE FUNCTION oryxtui_memory_changed();
+    EXECUTE FUNCTION oryxtui_announce('memory');
 DROP TRIGGER IF EXISTS oryxtui_memory_updated ON memory_entries;
 CREATE TRIGGER oryxtui_memory_updated AFTER UPDATE ON memory_entries
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
-    EXECUTE FUNCTION oryxtui_memory_changed();
+    EXECUTE FUNCTION oryxtui_announce('memory');
 DROP TRIGGER IF EXISTS oryxtui_memory_deleted ON memory_entries;
 CREATE TRIGGER oryxtui_memory_deleted AFTER DELETE ON memory_entries
     REFERENCING OLD TABLE AS changed FOR EACH STATEMENT
-    EXECUTE FUNCTION oryxtui_memory_changed();
-CREATE OR REPLACE FUNCTION oryxtui_vectors_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    agent TEXT;
-BEGIN
-    FOR agent IN SELECT DISTINCT agent_name FROM changed LOOP
-        PERFORM pg_notify('oryxtui', json_build_object('kind', 'index', 'agent', agent)::text);
-    END LOOP;
-    RETURN NULL;
-END $$;
+    EXECUTE FUNCTION oryxtui_announce('memory');
 DROP TRIGGER IF EXISTS oryxtui_vectors_inserted ON memory_vectors;
 CREATE TRIGGER oryxtui_vectors_inserted AFTER INSERT ON memory_vectors
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
-    EXECUTE FUNCTION oryxtui_vectors_changed();
+    EXECUTE FUNCTION oryxtui_announce('index');
 CREATE OR REPLACE FUNCTION oryxtui_session_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -250,15 +242,14 @@ class Postgres:
             )
         self._pool: ConnectionPool[Any] | None = None
         self._lock = threading.Lock()
+        self._schema_checked = False
 
     def _secrets(self) -> list[str]:
-        secrets = [self._password] if self._password else []
         try:
-            if urlsplit(self.url).password:
-                secrets.append(str(urlsplit(self.url).password))
+            in_url = urlsplit(self.url).password
         except ValueError:
-            pass
-        return secrets
+            in_url = None
+        return [secret for secret in (self._password, in_url) if secret]
 
     def sentence(self, error: BaseException, doing: str = "could not be used") -> DatabaseError:
         """One sentence for a failure, what to do, and no password in it."""
@@ -282,37 +273,34 @@ class Postgres:
         except (psycopg.Error, PoolTimeout, OSError) as exc:
             raise self.sentence(exc, doing) from None
 
-    def connect(self, **options: Any) -> psycopg.Connection[Any]:
-        """A connection of its own (for LISTEN, or a one-off), autocommit, in UTC."""
+    def _options(self) -> dict[str, Any]:
+        """How every connection is opened, pooled or not: autocommit, in UTC."""
+        options: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": max(1, round(self.timeout)),
+            "options": "-c TimeZone=UTC",
+        }
+        if self._password is not None:
+            options["password"] = self._password
+        return options
+
+    def connect(self) -> psycopg.Connection[Any]:
+        """A connection of its own (for LISTEN, or a one-off)."""
         import psycopg
 
         with self.errors():
-            return psycopg.connect(
-                self.url,
-                password=self._password,
-                connect_timeout=max(1, round(self.timeout)),
-                autocommit=True,
-                options="-c TimeZone=UTC",
-                **options,
-            )
+            return psycopg.connect(self.url, **self._options())
 
     def _the_pool(self) -> ConnectionPool[Any]:
         with self._lock:
             if self._pool is None:
                 from psycopg_pool import ConnectionPool
 
-                kwargs: dict[str, Any] = {
-                    "autocommit": True,
-                    "connect_timeout": max(1, round(self.timeout)),
-                    "options": "-c TimeZone=UTC",
-                }
-                if self._password is not None:
-                    kwargs["password"] = self._password
                 pool: ConnectionPool[Any] = ConnectionPool(
                     self.url,
                     min_size=1,
                     max_size=self.pool_size,
-                    kwargs=kwargs,
+                    kwargs=self._options(),
                     timeout=self.timeout,
                     open=False,
                     name="oryxtui",
@@ -420,14 +408,14 @@ class Postgres:
 
     def version(self) -> int:
         """The schema version the database has (0: none yet)."""
-        rows = self.query("SELECT to_regclass('oryxtui_schema') IS NOT NULL")
-        if not rows[0][0]:
-            return 0
-        ((version,),) = self.query("SELECT coalesce(max(version), 0) FROM oryxtui_schema")
-        return int(version)
+        with self.connection() as connection:
+            return _version(connection)
 
     def check_schema(self) -> None:
-        """DatabaseError naming the command to run unless the schema is this version's."""
+        """DatabaseError naming the command to run unless the schema is this version's (asked
+        of the server once per process: every service and session store opened checks)."""
+        if self._schema_checked:
+            return
         version = self.version()
         if version < SCHEMA_VERSION:
             raise DatabaseError(
@@ -440,6 +428,7 @@ class Postgres:
                 f"The database {self.shown} has schema version {version}, newer than this "
                 f"oryxtui knows ({SCHEMA_VERSION}); upgrade oryxtui."
             )
+        self._schema_checked = True
 
     def upgrade(self) -> tuple[int, int]:
         """Run the steps the database has not had, in one transaction under an advisory lock
@@ -447,15 +436,7 @@ class Postgres:
         versions before and after."""
         with self.errors("could not be upgraded"), self.transaction() as connection:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            exists = connection.execute(
-                "SELECT to_regclass('oryxtui_schema') IS NOT NULL"
-            ).fetchone()
-            before = 0
-            if exists and exists[0]:
-                row = connection.execute(
-                    "SELECT coalesce(max(version), 0) FROM oryxtui_schema"
-                ).fetchone()
-                before = int(row[0]) if row else 0
+            before = _version(connection)
             for version in range(before + 1, SCHEMA_VERSION + 1):
                 connection.execute(UPGRADES[version - 1].encode())
                 connection.execute("INSERT INTO oryxtui_schema (version) VALUES (%s)", (version,))
@@ -480,6 +461,17 @@ class Postgres:
             "pgvector": str(vector[0][0]) if vector else None,
             "tables": counts,
         }
+
+
+def _version(connection: psycopg.Connection[Any]) -> int:
+    """The schema version on `connection` (0: no oryxtui schema yet)."""
+    ((there,),) = connection.execute("SELECT to_regclass('oryxtui_schema') IS NOT NULL").fetchall()
+    if not there:
+        return 0
+    ((version,),) = connection.execute(
+        "SELECT coalesce(max(version), 0) FROM oryxtui_schema"
+    ).fetchall()
+    return int(version)
 
 
 def _unreachable(error: BaseException) -> bool:

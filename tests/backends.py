@@ -21,6 +21,11 @@ def backend_settings(request: pytest.FixtureRequest, backend: str) -> Settings:
     return Settings.model_validate({"memory": {"backend": backend}})
 
 
+def on_database(url: str) -> dict[str, str]:
+    """The environment of an oryxtui process on the shared database at `url`."""
+    return {"ORYXTUI_DATABASE_URL": url, "ORYXTUI_MEMORY__BACKEND": "database"}
+
+
 def outside_sql(
     request: pytest.FixtureRequest, workspace: Workspace, backend: str, sql: str
 ) -> None:

@@ -361,22 +361,8 @@ class EpisodeStore:
             if any(len(vector) != dim for vector in vectors.values()):
                 vectors.clear()  # the model changed its size: read and make them anew
             self._load_vectors(vectors, [row for row, _ in everything if row not in vectors], dim)
-            wanted = [(row, e) for row, e in everything if row not in vectors][-EMBED_BATCH:]
-            if wanted:
-                made = usable(embedder.embed([e.text for _, e in wanted]), "The embedder")
-                if len(made) != len(wanted) or len(made[0]) != dim:
-                    raise EmbedderError("The embedder answered vectors that do not fit.")
-                connection = self.database.connection()
-                with self.database.errors(), database.write_transaction(connection):
-                    for (row, _), vector in zip(wanted, made, strict=True):
-                        connection.execute(
-                            "INSERT INTO episode_vectors (episode_id, embedding_model, dim,"
-                            " embedding) VALUES (?, ?, ?, ?) ON CONFLICT (episode_id) DO UPDATE"
-                            " SET embedding_model = excluded.embedding_model,"
-                            " dim = excluded.dim, embedding = excluded.embedding",
-                            (row, model, dim, np.asarray(vector, dtype="<f4").tobytes()),
-                        )
-                        vectors[row] = np.asarray(vector, dtype=np.float32)
+            made = self._embed_missing(everything, set(vectors), dim)
+            vectors.update((row, np.asarray(v, dtype=np.float32)) for row, v in made.items())
         except EmbedderError:
             return None
         have = [i for i, (row, _) in enumerate(everything) if row in vectors]
@@ -418,31 +404,7 @@ class EpisodeStore:
                     )
                     .fetchall()
                 }
-            wanted = [(row, e) for row, e in everything if row not in have][-EMBED_BATCH:]
-            if wanted:
-                made = usable(embedder.embed([e.text for _, e in wanted]), "The embedder")
-                if len(made) != len(wanted) or len(made[0]) != dim:
-                    raise EmbedderError("The embedder answered vectors that do not fit.")
-                connection = self.database.connection()
-                with self.database.errors(), database.write_transaction(connection):
-                    connection.executemany(
-                        "INSERT INTO episode_vectors (episode_id, embedding_model, dim,"
-                        " embedding, embedding_vector) VALUES (?, ?, ?, ?, ?::vector)"
-                        " ON CONFLICT (episode_id) DO UPDATE SET"
-                        " embedding_model = excluded.embedding_model, dim = excluded.dim,"
-                        " embedding = excluded.embedding,"
-                        " embedding_vector = excluded.embedding_vector",
-                        [
-                            (
-                                row,
-                                model,
-                                dim,
-                                np.asarray(vector, dtype="<f4").tobytes(),
-                                vector_text(vector),
-                            )
-                            for (row, _), vector in zip(wanted, made, strict=True)
-                        ],
-                    )
+            self._embed_missing(everything, have, dim)
             with self.database.errors():
                 close = (
                     self.database.connection()
@@ -466,6 +428,47 @@ class EpisodeStore:
             return None
         position = {row: index for index, row in enumerate(ids)}
         return np.asarray([position[int(row)] for (row,) in close], dtype=np.int64)
+
+    def _embed_missing(
+        self, everything: Sequence[tuple[int, Episode]], have: set[int], dim: int
+    ) -> dict[int, Any]:
+        """Vectors for the newest episodes without one (at most `EMBED_BATCH`), stored; where
+        the database ranks them, as pgvector values too. Returns them by episode row."""
+        import numpy as np
+
+        from oryxtui.errors import EmbedderError
+        from oryxtui.memory.recall.embedders import usable
+        from oryxtui.memory.recall.pgvector import vector_text
+
+        assert self.embedder is not None
+        wanted = [(row, e) for row, e in everything if row not in have][-EMBED_BATCH:]
+        if not wanted:
+            return {}
+        made = usable(self.embedder.embed([e.text for _, e in wanted]), "The embedder")
+        if len(made) != len(wanted) or len(made[0]) != dim:
+            raise EmbedderError("The embedder answered vectors that do not fit.")
+        ranked = self.database.ranks_vectors
+        columns = "episode_id, embedding_model, dim, embedding"
+        marks = "?, ?, ?, ?"
+        updates = "embedding_model = excluded.embedding_model, dim = excluded.dim,"
+        updates += " embedding = excluded.embedding"
+        if ranked:
+            columns += ", embedding_vector"
+            marks += ", ?::vector"
+            updates += ", embedding_vector = excluded.embedding_vector"
+        rows = [
+            (row, self.embedder.model_id, dim, np.asarray(vector, dtype="<f4").tobytes())
+            + ((vector_text(vector),) if ranked else ())
+            for (row, _), vector in zip(wanted, made, strict=True)
+        ]
+        connection = self.database.connection()
+        with self.database.errors(), database.write_transaction(connection):
+            connection.executemany(
+                f"INSERT INTO episode_vectors ({columns}) VALUES ({marks})"
+                f" ON CONFLICT (episode_id) DO UPDATE SET {updates}",
+                rows,
+            )
+        return {row: vector for (row, _), vector in zip(wanted, made, strict=True)}
 
     def _load_vectors(self, vectors: dict[int, Any], rows: Sequence[int], dim: int) -> None:
         """The stored vectors of these episodes that are vectors of `dim` numbers."""

@@ -265,20 +265,19 @@ def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, orig
         )
         checks.append(("tool_invocations", int(count), int(there)))
     if "memory_vectors" in tables:
-        pairs = {
-            (str(agent), str(hash_))
-            for agent, hash_ in source.execute("SELECT agent_name, entry_hash FROM memory_vectors")
-        }
+        by_agent: dict[str, set[str]] = {}
+        for agent, hash_ in source.execute("SELECT agent_name, entry_hash FROM memory_vectors"):
+            by_agent.setdefault(str(agent), set()).add(str(hash_))
         found = 0
-        for agent in {agent for agent, _ in pairs}:
-            hashes = [hash_ for name, hash_ in pairs if name == agent]
+        for agent, hashes in by_agent.items():
             ((there,),) = database.query(
                 "SELECT count(*) FROM memory_vectors WHERE agent_name = %s"
                 " AND entry_hash = ANY(%s)",
-                (agent, hashes),
+                (agent, list(hashes)),
             )
             found += int(there)
-        checks.append(("memory_vectors", len(pairs) - done.skipped.get("memory_vectors", 0), found))
+        pairs = sum(len(hashes) for hashes in by_agent.values())
+        checks.append(("memory_vectors", pairs - done.skipped.get("memory_vectors", 0), found))
     if "memory_entries" in tables:
         columns = {row[1] for row in source.execute("PRAGMA table_info(memory_entries)")}
         agent_column = "agent_name" if "agent_name" in columns else f"'{GLOBAL_AGENT}'"

@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,7 +91,7 @@ class OryxApp(App[None]):
             workspace, self.settings, self.service, self.agent_loop, user or os_user(), monotonic
         )
         self.watch_files = watch
-        self._index_stopped = threading.Event()
+        self._stopping = threading.Event()  # the index keeper and the listener end with the app
         self._notices = ToApp(self)
         self._said: set[str] = set()
 
@@ -138,7 +139,7 @@ class OryxApp(App[None]):
         keep_index(
             self.service,
             self.workspace.memories,
-            self._index_stopped,
+            self._stopping,
             lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
         )
 
@@ -158,15 +159,21 @@ class OryxApp(App[None]):
             elif kind == "session":
                 self.call_from_thread(self._turned, agent)
             elif kind == "index" and self.service.embeds:
-                self._index_status(agent)
+                self.call_from_thread(
+                    self.run_worker,
+                    partial(self._index_status, agent),
+                    group=f"index-status-{agent}",
+                    exclusive=True,  # a burst of index writes: the newest status counts
+                    thread=True,
+                    exit_on_error=False,
+                )
 
         def lost(sentence: str) -> None:
             note = f"{sentence} Showing what was last read; reconnecting."
             tell(self, note, title="Database", severity="warning")
 
-        store.listen(self._index_stopped, heard, lost)
+        store.listen(self._stopping, heard, lost)
 
-    @work(thread=True, exit_on_error=False, group="index-status")
     def _index_status(self, agent: str | None) -> None:
         """Another host indexed the agent's entries: how much of its memory has vectors."""
         engine = self.service.engine
@@ -184,7 +191,7 @@ class OryxApp(App[None]):
                 screen.reload()
 
     def on_unmount(self) -> None:
-        self._index_stopped.set()
+        self._stopping.set()
         logging.getLogger(NOTICES).removeHandler(self._notices)
 
     @on(Noticed)

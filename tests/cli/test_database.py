@@ -17,11 +17,8 @@ from oryxtui.memory.migration import migrate
 from oryxtui.memory.service import MemoryService
 from oryxtui.postgres import Postgres, masked
 from oryxtui.workspace import Workspace, find_workspace
+from tests.backends import on_database
 from tests.support import fixed_clock, make_agent, run_oryxtui
-
-
-def on_database(url: str) -> dict[str, str]:
-    return {"ORYXTUI_DATABASE_URL": url, "ORYXTUI_MEMORY__BACKEND": "database"}
 
 
 def closed_port() -> int:
@@ -336,3 +333,19 @@ def test_past_conversations_are_searched_by_meaning_in_the_database(
             "SELECT count(*), count(embedding_vector) FROM episode_vectors"
         ).fetchall()
     assert count == ranked == 2
+
+
+def test_agent_names_another_program_wrote_are_untrusted(tmp_path: Path, database_url: str) -> None:
+    from oryxtui.workspace import init_workspace
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        for name in ("ops", "../../etc", "evil\x1b]52;c;aGk=\x07"):
+            connection.execute(
+                "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                " VALUES (%s, 'ARCHIVAL', 'x', now())",
+                (name,),
+            )
+    root = ("--root", str(init_workspace(tmp_path / "host").root))
+    listed = run_oryxtui("agents", "list", *root, "--json", env=on_database(database_url))
+    assert [a["name"] for a in json.loads(listed.stdout)["agents"]] == ["ops"]
+    assert "2 agent name records" in listed.stderr and "skipped" in listed.stderr

@@ -12,7 +12,7 @@ from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
-from tests.backends import backend_settings
+from tests.backends import backend_settings, on_database
 from tests.dashboard_support import archival_pane, make_app, wait_for
 from tests.support import make_agent, oryxtui_process
 from tests.tui.test_dashboard import loaded
@@ -30,10 +30,7 @@ async def test_a_save_on_another_host_appears_live(
     # Another host: its own workspace folder, the same database.
     other = init_workspace(tmp_path / "elsewhere")
     make_agent(other, "alpha")
-    env = {
-        "ORYXTUI_DATABASE_URL": str(settings.database.url),
-        "ORYXTUI_MEMORY__BACKEND": "database",
-    }
+    env = on_database(str(settings.database.url))
     app = make_app(workspace, settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app, "alpha"))
@@ -113,12 +110,10 @@ async def test_a_turn_on_another_host_appears_in_the_open_sessions_view(
 
     settings = shared(request)
     make_agent(workspace, "alpha")
+    # Another host: its own workspace folder, the same database.
     other = init_workspace(tmp_path / "elsewhere")
     make_agent(other, "alpha")
-    env = {
-        "ORYXTUI_DATABASE_URL": str(settings.database.url),
-        "ORYXTUI_MEMORY__BACKEND": "database",
-    }
+    env = on_database(str(settings.database.url))
     app = make_app(workspace, settings)
     async with app.run_test(size=(150, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app, "alpha"))

@@ -33,7 +33,8 @@ def vector_text(vector: np.ndarray) -> str:
 
 
 class PgVectorTable:
-    """`memory_vectors` on PostgreSQL, with what `VectorTable` offers and `nearest`."""
+    """`memory_vectors` on PostgreSQL: what `VectorTable` offers for writing (`hashes`,
+    `write`, `delete`), which entries have a vector (`ids_after`), and `nearest`."""
 
     searches = True  # the database ranks by similarity (`nearest`); no matrix in memory
 
@@ -57,29 +58,6 @@ class PgVectorTable:
                 return
             yield [(int(row_id), str(hash_)) for row_id, hash_ in rows]
             after_id = int(rows[-1][0])
-
-    def rows_after(
-        self, agent: str, model: str, after_id: int, chunk: int = 2048
-    ) -> Iterator[list[tuple[object, ...]]]:
-        """As `VectorTable.rows_after` (id, hash, float32 bytes): for a caller that wants the
-        vectors themselves."""
-        while True:
-            rows = self.database.query(
-                "SELECT id, entry_hash, embedding FROM memory_vectors WHERE agent_name = %s"
-                " AND id > %s AND embedding_model = %s ORDER BY id LIMIT %s",
-                (agent, after_id, model, chunk),
-            )
-            if not rows:
-                return
-            yield [(row_id, hash_, bytes(blob)) for row_id, hash_, blob in rows]
-            after_id = int(rows[-1][0])
-
-    def count_after(self, agent: str, after_id: int) -> int:
-        ((count,),) = self.database.query(
-            "SELECT count(*) FROM memory_vectors WHERE agent_name = %s AND id > %s",
-            (agent, after_id),
-        )
-        return int(count)
 
     def hashes(self, agent: str) -> dict[str, str]:
         rows = self.database.query(

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from oryxtui import notices
 from oryxtui.errors import DatabaseError, MemoryWriteError, Unreachable
 from oryxtui.memory.backends.postgres.history import TableHistory
 from oryxtui.memory.backends.rows import like_pattern
@@ -166,7 +167,12 @@ class PostgresMemoryStore(TableStore):
             "SELECT agent_name FROM memory_entries UNION SELECT agent_name FROM"
             " oryxtui_memory_history UNION SELECT profile_name FROM sessions"
         )
-        return sorted({str(name) for (name,) in rows if name and name != GLOBAL_AGENT})
+        # Names another program wrote are untrusted: one that is no agent name (a path, a
+        # control character) is never listed, only counted.
+        names = {str(name) for (name,) in rows if name and name != GLOBAL_AGENT}
+        agents = sorted(name for name in names if is_valid_agent_name(name))
+        notices.skipped(len(names) - len(agents), "agent name", self.where)
+        return agents
 
 
 def _lock(connection: Connection, agent: str) -> None:
