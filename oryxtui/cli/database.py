@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
-from oryxtui.cli.common import DB, EXIT_OK, arg, open_workspace, print_json, say
+from oryxtui.cli.common import DB, EXIT_OK, arg, open_workspace, print_json, say, show
 from oryxtui.errors import UsageError
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ def status(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"url": None, "sqlite": str(workspace.db_path)})
         else:
-            sys.stdout.write(
+            show(
                 f"No shared database: every table is in {workspace.db_path} "
                 "([database] url in config.toml moves them to PostgreSQL).\n"
             )
@@ -54,7 +53,7 @@ def status(args: argparse.Namespace) -> int:
     width = max(len(name) for name in tables)
     for name, count in tables.items():
         lines.append(f"  {name.ljust(width)}  {'absent' if count is None else count:>10}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    show("\n".join(lines) + "\n")
     if found["schema_version"] != found["schema_expected"]:
         say("oryxtui: `oryxtui db upgrade` brings the schema to this oryxtui's version.")
     return EXIT_OK
@@ -68,9 +67,9 @@ def upgrade(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"url": database.shown, "from": before, "to": after})
     elif before == after:
-        sys.stdout.write(f"{database.shown} is at schema version {after} already.\n")
+        show(f"{database.shown} is at schema version {after} already.\n")
     else:
-        sys.stdout.write(f"{database.shown}: schema version {before} → {after}.\n")
+        show(f"{database.shown}: schema version {before} → {after}.\n")
     return EXIT_OK
 
 
@@ -86,7 +85,7 @@ def migrate(args: argparse.Namespace) -> int:
 
     workspace, settings = open_workspace(args)
     database = _database(settings, args.to)
-    done = run(workspace, database, args.memory)
+    done = run(workspace, database, args.memory, max_entry_chars=settings.memory.max_entry_chars)
     if args.json:
         print_json({"url": database.shown, **done.to_json()})
         return EXIT_OK
@@ -101,5 +100,5 @@ def migrate(args: argparse.Namespace) -> int:
         lines.append("  nothing to copy.")
     if done.verified:
         lines.append(f"Checked: every row of {', '.join(sorted(done.verified))} is there.")
-    sys.stdout.write("\n".join(lines) + "\n")
+    show("\n".join(lines) + "\n")
     return EXIT_OK

@@ -12,12 +12,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS
 from oryxtui.errors import DatabaseError
 from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, stamped
 from oryxtui.memory.backends.rows import SCOPE_OF, time_text
-from oryxtui.memory.format import Clock, MemoryEntry, entry_from_line, entry_line
+from oryxtui.memory.format import (
+    Clock,
+    MemoryEntry,
+    entry_from_line,
+    entry_line,
+    sanitize_content,
+)
 from oryxtui.memory.history import Actor
+from oryxtui.memory.service import MemoryService
 from oryxtui.postgres import Postgres
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
@@ -33,6 +41,8 @@ class Migrated:
     already: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # rows that were no rows
     verified: dict[str, int] = field(default_factory=dict)  # source rows found in the database
+    # Per agent, the memory_entries rows of oryxos.db the import let in (what must be there).
+    admitted: dict[str, int] = field(default_factory=dict)
 
     def add(self, table: str, copied: int, already: int, skipped: int = 0) -> None:
         self.copied[table] = self.copied.get(table, 0) + copied
@@ -59,18 +69,24 @@ def migrate(
     database: Postgres,
     memory_files: bool,
     clock: Clock = datetime.now,
+    max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
 ) -> Migrated:
+    """Copy the workspace in. Memory goes the one way every entry goes into a memory (an
+    import: cleaned, held to `max_entry_chars`, an agent's whole set refused if one entry
+    is), and is recorded in the history as imported."""
     database.upgrade()  # explicit: the command that moves data in also makes the tables
     database.check_schema()
     done = Migrated()
-    store = PostgresMemoryStore(database, clock)
+    memory = MemoryService(
+        PostgresMemoryStore(database, clock), clock, max_entry_chars, actor=MIGRATION
+    )
     if workspace.db_path.exists():
         source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
         try:
             _copy_sessions(source, database, done)
             _copy_keyed(source, database, done, source_name(workspace))
             _copy_vectors(source, database, done)
-            _copy_memory_rows(source, store, done)
+            _copy_memory_rows(source, memory, done)
             _verify(source, database, done, source_name(workspace))
         finally:
             source.close()
@@ -80,10 +96,25 @@ def migrate(
             if not workspace.memory_file(agent).exists():
                 continue
             read = markdown.read(agent)
-            entries = [*read.core, *read.archival]
-            brought = store.bring_back(agent, entries, MIGRATION, op="import") if entries else []
-            done.add("MEMORY.md", len(brought), len(entries) - len(brought))
+            where = f"{workspace.memory_file(agent).name} of {agent or GLOBAL_AGENT}"
+            _import(memory, agent, [*read.core, *read.archival], where, "MEMORY.md", done)
     return done
+
+
+def _import(
+    memory: MemoryService,
+    agent: str | None,
+    entries: list[MemoryEntry],
+    source: str,
+    table: str,
+    done: Migrated,
+) -> int:
+    """`entries` into the agent's memory through the import; returns how many it lets in
+    (entries with no text are no entries: counted as skipped)."""
+    admissible = sum(1 for entry in entries if sanitize_content(entry.content))
+    written, _ = memory.import_entries(agent, entries, source) if entries else ([], 0)
+    done.add(table, len(written), admissible - len(written), len(entries) - admissible)
+    return admissible
 
 
 def _tables(source: sqlite3.Connection) -> set[str]:
@@ -218,9 +249,7 @@ def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated
     done.add("memory_vectors", copied, total - copied, skipped)
 
 
-def _copy_memory_rows(
-    source: sqlite3.Connection, store: PostgresMemoryStore, done: Migrated
-) -> None:
+def _copy_memory_rows(source: sqlite3.Connection, memory: MemoryService, done: Migrated) -> None:
     """memory_entries, agent by agent, as an import (recorded in the history)."""
     if "memory_entries" not in _tables(source):
         return
@@ -240,8 +269,8 @@ def _copy_memory_rows(
         by_agent.setdefault(str(agent), []).append(entry_from_line(line, SCOPE_OF[str(scope)]))
     for agent, entries in by_agent.items():
         name = None if agent == GLOBAL_AGENT else agent
-        brought = store.bring_back(name, entries, MIGRATION, op="import")
-        done.add("memory_entries", len(brought), len(entries) - len(brought))
+        source_rows = f"{agent}'s rows of memory_entries"
+        done.admitted[agent] = _import(memory, name, entries, source_rows, "memory_entries", done)
     if skipped:
         done.add("memory_entries", 0, 0, skipped)
 
@@ -278,22 +307,14 @@ def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, orig
             found += int(there)
         pairs = sum(len(hashes) for hashes in by_agent.values())
         checks.append(("memory_vectors", pairs - done.skipped.get("memory_vectors", 0), found))
-    if "memory_entries" in tables:
-        columns = {row[1] for row in source.execute("PRAGMA table_info(memory_entries)")}
-        agent_column = "agent_name" if "agent_name" in columns else f"'{GLOBAL_AGENT}'"
-        counted = source.execute(
-            f"SELECT {agent_column}, count(*) FROM memory_entries"
-            " WHERE scope IN ('CORE', 'ARCHIVAL') GROUP BY 1"
-        ).fetchall()
+    if done.admitted:
         expected = found = 0
-        for agent, count in counted:
-            if agent != GLOBAL_AGENT and not is_valid_agent_name(str(agent)):
-                continue
+        for agent, count in done.admitted.items():
             ((there,),) = database.query(
-                "SELECT count(*) FROM memory_entries WHERE agent_name = %s", (str(agent),)
+                "SELECT count(*) FROM memory_entries WHERE agent_name = %s", (agent,)
             )
-            expected += int(count)
-            found += min(int(count), int(there))  # an agent may have more there (its own)
+            expected += count
+            found += min(count, int(there))  # an agent may have more there (its own)
         checks.append(("memory_entries", expected, found))
     for table, expected, found in checks:
         if found < expected:
