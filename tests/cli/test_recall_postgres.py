@@ -14,7 +14,7 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.recall.embedders import MockEmbedder
 from oryxtui.memory.recall.vectors import encode, entry_hash
 from oryxtui.workspace import Workspace, init_workspace
-from tests.cli.test_recall import Clock, corpus, fill, settings_for
+from tests.cli.test_recall import Clock, CountingMock, corpus, fill, settings_for
 
 
 def shared_settings(url: str, **recall: Any) -> Settings:
@@ -82,6 +82,8 @@ def test_rows_upstream_wrote_are_given_their_vector_and_used(
     service = MemoryService.open(workspace, shared_settings(database_url), Clock())
     service.save("ops", "the cat sleeps on the keyboard", "archival")
     text = "the cat sleeps on the keyboard"
+    counting = CountingMock()
+    service.engine.embedder = counting  # type: ignore[union-attr]
     with psycopg.connect(database_url, autocommit=True) as connection:  # upstream's indexer
         connection.execute(
             "INSERT INTO memory_vectors (entry_hash, agent_name, content, embedding, dim,"
@@ -91,7 +93,8 @@ def test_rows_upstream_wrote_are_given_their_vector_and_used(
         )
     found = service.recall("ops", "cat keyboard")
     assert found.semantic == "used" and found.entries[0].content == text
-    assert rows(database_url, "ops")[0][5]  # filled in, not embedded again
+    assert rows(database_url, "ops")[0][5]  # filled in,
+    assert counting.texts == ["cat keyboard"]  # not embedded again: only the query was
     assert len(rows(database_url, "ops")) == 1
 
 
@@ -126,3 +129,22 @@ def test_a_recall_of_nothing_indexed_yet_still_answers(
     service = MemoryService.open(workspace, shared_settings(database_url), Clock())
     service.save("ops", "deploy at noon", "archival")
     assert service.recall("ops", query).semantic == "used"
+
+
+def test_a_vector_row_that_is_no_vector_is_skipped_and_counted(
+    workspace: Workspace, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    service = MemoryService.open(workspace, shared_settings(database_url), Clock())
+    service.save("ops", "the cat sleeps on the keyboard", "archival")
+    text = "the cat sleeps on the keyboard"
+    with psycopg.connect(database_url, autocommit=True) as connection:  # a broken writer
+        connection.execute(
+            "INSERT INTO memory_vectors (entry_hash, agent_name, content, embedding, dim,"
+            " embedding_model, created_at) VALUES (%s, 'ops', %s, %s, 64, 'mock/deterministic',"
+            " now())",
+            (entry_hash("ops", text), text, b"\x00\x01\x02"),
+        )
+    with caplog.at_level("WARNING"):
+        found = service.recall("ops", "cat keyboard")
+    assert found.entries[0].content == text  # embedded again, found
+    assert "1 memory_vectors record in the index of ops could not be read" in caplog.text

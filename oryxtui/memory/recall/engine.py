@@ -348,6 +348,9 @@ class RecallEngine:
         a vector (never the vectors)."""
         assert self.embedder is not None
         if isinstance(self.table, PgVectorTable):
+            # Rows another program wrote with only the bytes get their vector first, so that
+            # they count as indexed (and are not embedded again).
+            self.table.fill(key, self.embedder.model_id)
             matrix.refresh_ids(self.table, key, self.embedder.model_id, self.dim)
             return 0
         return matrix.refresh(self.table, key, self.embedder.model_id, self.dim)

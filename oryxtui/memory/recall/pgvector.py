@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from oryxtui import notices
 from oryxtui.memory.recall.vectors import NewVector, decode, encode
 from oryxtui.postgres import Postgres
 
@@ -131,10 +132,8 @@ class PgVectorTable:
         """The agent's `limit` rows of `model` nearest `vector` by cosine: (hash, similarity),
         nearest first. `rows`: how many vectors the agent has (a few: searched exactly; many:
         through the HNSW graph, falling back to exact if the graph's neighbours are mostly
-        other agents'). Vectors another program wrote without oryxtui's column are given it
-        first (`fill`)."""
+        other agents')."""
         dim = len(vector)
-        self.fill(agent, model)
         query = vector_text(vector)
         graph = dim <= HNSW_MAX_DIM and (rows is None or rows > EXACT_ROWS)
         if graph:
@@ -203,6 +202,8 @@ class PgVectorTable:
                 )
         with self._lock:
             self._filled[key] = max(self._filled.get(key, 0), int(top))
+        # Looked at once, so said once; those entries are embedded again.
+        notices.skipped(len(rows) - len(filled), "memory_vectors", f"the index of {agent}")
         return len(filled)
 
     def _ensure_index(self, dim: int) -> None:
