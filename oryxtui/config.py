@@ -210,6 +210,10 @@ class ApiSettings(_Section):
     cors_origins: list[str] = []
     # A connection that has not sent a request's headers within this long is closed.
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
+    # Requests a minute per key (or token); 0: no limit. Counted by each server process.
+    rate_limit_per_minute: int = Field(600, ge=0)
+    # An SSE comment this often keeps proxies from closing a quiet event stream.
+    heartbeat_seconds: float = Field(15.0, gt=0, le=300)
 
 
 class Settings(_Section):

@@ -80,6 +80,16 @@ CREATE TABLE IF NOT EXISTS episode_vectors (
     dim INTEGER NOT NULL,
     embedding BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS oryxtui_api_keys (
+    name VARCHAR(64) PRIMARY KEY,
+    key_prefix VARCHAR(16) NOT NULL UNIQUE,
+    key_hash VARCHAR(64) NOT NULL,
+    scope VARCHAR(8) NOT NULL,
+    agents TEXT,
+    created_at TIMESTAMP NOT NULL,
+    last_used_at TIMESTAMP,
+    revoked_at TIMESTAMP
+);
 """
 
 

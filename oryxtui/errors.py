@@ -108,3 +108,24 @@ class EmbedderError(OryxError):
 
     exit_code = 1
     http_status = 502
+
+
+class Unauthenticated(OryxError):
+    """A request without a key or token the server knows (or with a revoked one)."""
+
+    exit_code = 1
+    http_status = 401
+
+
+class Forbidden(OryxError):
+    """A key whose scope or agents do not cover what was asked."""
+
+    exit_code = 1
+    http_status = 403
+
+
+class TooManyRequests(OryxError):
+    """A key that sent more requests than its rate allows; nothing was done."""
+
+    exit_code = 1
+    http_status = 429

@@ -196,6 +196,19 @@ DROP TRIGGER IF EXISTS oryxtui_session_changed ON sessions;
 CREATE TRIGGER oryxtui_session_changed AFTER INSERT OR UPDATE ON sessions
     FOR EACH ROW EXECUTE FUNCTION oryxtui_session_changed();
 """,
+    # 2: per-user API keys (`oryxtui keys`), stored hashed.
+    """
+CREATE TABLE IF NOT EXISTS oryxtui_api_keys (
+    name VARCHAR(64) PRIMARY KEY,
+    key_prefix VARCHAR(16) NOT NULL UNIQUE,
+    key_hash VARCHAR(64) NOT NULL,
+    scope VARCHAR(8) NOT NULL,
+    agents TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    last_used_at TIMESTAMPTZ,
+    revoked_at TIMESTAMPTZ
+);
+""",
 ]
 SCHEMA_VERSION = len(UPGRADES)
 TABLES = (
@@ -205,6 +218,7 @@ TABLES = (
     "tool_invocations",
     "llm_calls",
     "oryxtui_memory_history",
+    "oryxtui_api_keys",
 )
 
 

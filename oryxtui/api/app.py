@@ -3,6 +3,8 @@ in upstream's envelope without paths or tracebacks. The endpoints are in `routes
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import logging
 import re
@@ -10,6 +12,7 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -19,18 +22,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from oryxtui import __version__
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore, conversations
+from oryxtui.api import talk
+from oryxtui.api.events import EventFeed, EventLog
 from oryxtui.api.guard import RequestGuard
+from oryxtui.api.keys import KEY_PREFIX, OPEN, Caller, KeyStore
+from oryxtui.api.limits import RateLimit
 from oryxtui.api.models import envelope
-from oryxtui.api.routes import router
+from oryxtui.api.routes import events_router, router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
-from oryxtui.errors import (
-    OryxError,
-    UsageError,
-)
+from oryxtui.errors import OryxError, Unauthenticated, UsageError
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
-from oryxtui.memory.history import Actor
+from oryxtui.memory.history import Actor, current_actor
 from oryxtui.notices import collected, collecting
 from oryxtui.workspace import Workspace
 
@@ -40,10 +44,12 @@ log = logging.getLogger("oryxtui.api")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:[\w.\-]+/)*[\w.\-]+")
 
 
-def _keep_index(memory: MemoryService, workspace: Workspace, stopped: threading.Event) -> None:
+def _keep_index(
+    memory: MemoryService, workspace: Workspace, stopped: threading.Event, feed: EventFeed
+) -> None:
     from oryxtui.memory.recall.keeper import keep_index
 
-    keep_index(memory, workspace.memories, stopped)
+    keep_index(memory, workspace.memories, stopped, feed.index_changed)
 
 
 def create_api(
@@ -58,16 +64,26 @@ def create_api(
     answered as Host; only the server's own origin and `[api] cors_origins` as Origin."""
     memory = MemoryService.open(workspace, settings, actor=Actor("api"))
 
+    events = EventLog()
+    feed = EventFeed(workspace, settings, memory, events)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        """While serving, new entries are indexed as they are written (with an embedder)."""
+        """While serving, changes are told on the event stream as they happen, and new
+        entries are indexed as they are written (with an embedder)."""
         stopped = threading.Event()
+        await anyio.to_thread.run_sync(feed.prime)
+        watching = asyncio.ensure_future(feed.watch_files())
+        threading.Thread(target=feed.listen, args=(stopped,), daemon=True).start()
         if memory.embeds:
             threading.Thread(
-                target=_keep_index, args=(memory, workspace, stopped), daemon=True
+                target=_keep_index, args=(memory, workspace, stopped, feed), daemon=True
             ).start()
         yield
         stopped.set()
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
 
     api = FastAPI(
         lifespan=lifespan,
@@ -82,6 +98,7 @@ def create_api(
     api.state.workspace = workspace
     api.state.settings = settings
     api.state.memory = memory
+    api.state.events = events
     sessions = SessionStore(conversations(workspace, settings))
     api.state.runner = AgentLoop(workspace, settings, memory, sessions)
     api.state.queue = AgentQueue()
@@ -103,13 +120,42 @@ def create_api(
         with collecting(scrub):
             return await call_next(request)
 
+    keys = KeyStore(conversations(workspace, settings))
+    api.state.keys = keys
+    limit = RateLimit(settings.api.rate_limit_per_minute)
+
+    def identify(authorization: str | None) -> Caller:
+        """The caller a request's Authorization header names (the server's token, a key),
+        or the open caller of a loopback server with neither; else Unauthenticated."""
+        scheme, _, given = (authorization or "").partition(" ")
+        given = given.strip() if scheme.lower() == "bearer" else ""
+        if token is not None and given and hmac.compare_digest(given.encode(), token.encode()):
+            return OPEN
+        if given.startswith(KEY_PREFIX):
+            return keys.caller(given)
+        if given or token is not None or keys.any_live():
+            raise Unauthenticated(
+                ("Wrong token or key" if given else "Missing key")
+                + ": send Authorization: Bearer <key> with a key from `oryxtui keys create` "
+                "(or the server's token)."
+            )
+        return OPEN
+
     @api.middleware("http")
-    async def require_token(request: Request, call_next):
-        if token is not None:
-            given = request.headers.get("authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                return failure(401, "Missing or wrong token: send Authorization: Bearer <token>.")
-        return await call_next(request)
+    async def authenticate(request: Request, call_next):
+        """Who is asking (checked on every request: a revoked key is refused at once), at
+        what rate; their changes are recorded under their key's name."""
+        try:
+            caller = await anyio.to_thread.run_sync(identify, request.headers.get("authorization"))
+            limit.spend("the server's token" if caller.name is None else f"key {caller.name!r}")
+        except OryxError as exc:
+            return failure(exc.http_status, str(exc))
+        request.state.caller = caller
+        acting = current_actor.set(Actor(caller.actor))
+        try:
+            return await call_next(request)
+        finally:
+            current_actor.reset(acting)
 
     if settings.api.cors_origins:
         api.add_middleware(
@@ -146,6 +192,8 @@ def create_api(
         return failure(500, "Internal error; the server log has the details.")
 
     api.include_router(router)
+    api.include_router(events_router)
+    api.include_router(talk.router)
     _serve_docs(api)
     return api
 
@@ -169,15 +217,18 @@ def _serve_docs(api: FastAPI) -> None:
         )
 
 
-def check_bind(host: str, token: str | None, allowed_hosts: Sequence[str] = ()) -> None:
-    """Anything but loopback needs a token, and a wildcard bind the host names clients use;
-    refuse to start without them."""
+def check_bind(
+    host: str, token: str | None, allowed_hosts: Sequence[str] = (), keys: bool = False
+) -> None:
+    """Anything but loopback needs a token or keys, and a wildcard bind the host names
+    clients use; refuse to start without them."""
     if is_loopback(host):
         return
-    if not token:
+    if not token and not keys:
         raise UsageError(
-            f"Binding to {host} exposes memory beyond this machine: set a token with --token "
-            "or ORYXTUI_API_TOKEN, or bind to 127.0.0.1."
+            f"Binding to {host} exposes memory beyond this machine: make keys with `oryxtui "
+            "keys create`, or set a token with --token or ORYXTUI_API_TOKEN, or bind to "
+            "127.0.0.1."
         )
     if host.lower() in WILDCARD_BINDS and not allowed_hosts:
         raise UsageError(

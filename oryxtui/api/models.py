@@ -45,6 +45,12 @@ class SaveBody(BaseModel):
     scope: str | None = "archival"  # read by the one scope rule, as the CLI and the tool do
 
 
+class DigestBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dry_run: bool = False
+    content: str | None = None  # write this digest (a plan's), instead of planning one
+
+
 class ChangeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     content: str | None = None
@@ -177,3 +183,28 @@ class PromptInfo(BaseModel):
     @classmethod
     def of(cls, prompt: Prompt, warnings: list[str]) -> PromptInfo:
         return cls.model_validate({**prompt.to_json(), "warnings": warnings})
+
+
+class MemoryAsOf(BaseModel):
+    change: dict[str, Any] = Field(description="the change, as the history lists it")
+    memory: MemoryEntries = Field(description="the memory right after it")
+    block: str = Field(description="the memory block it injected")
+
+
+class DigestInfo(BaseModel):
+    content: str
+    method: str = Field(description="extractive, or the LLM that wrote it")
+    count: int = Field(description="ordinary entries covered once it is written")
+    uncovered_before: int
+    covers: list[Entry]
+
+
+class ServerInfo(BaseModel):
+    version: str
+    backend: str = Field(description="markdown, sqlite, mem0 or postgres")
+    ranked: bool = Field(description="recall ranks by meaning and words (else keyword recall)")
+    embeds: bool = Field(description="an embedder indexes new entries")
+    stream: str = Field(description="this run's event stream: event ids start with it")
+    caller: str | None = Field(description="the key's name (null: the server's token, or open)")
+    scope: str = Field(description="read, write or admin")
+    agents: list[str] | None = Field(description="the agent patterns the key is limited to")

@@ -4,26 +4,34 @@ dependency, so a test can hand the app others; an unknown agent is a 404 before 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
+from oryxtui import notices
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import os_user, session_id_for
+from oryxtui.api.events import EventLog
+from oryxtui.api.keys import OPEN, Caller, Scope
 from oryxtui.api.models import (
     AgentInfo,
     Change,
     ChangeBody,
+    DigestBody,
+    DigestInfo,
     Envelope,
     IndexInfo,
+    MemoryAsOf,
     MemoryEntries,
     PromptInfo,
     RecallResult,
     SaveBody,
     SavedEntry,
+    ServerInfo,
     envelope,
     saved_entry,
 )
@@ -32,7 +40,7 @@ from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.notices import collected
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import GLOBAL_AGENT, Workspace
 
 
 def workspace_of(request: Request) -> Workspace:
@@ -60,22 +68,47 @@ def scrubber_of(request: Request) -> Callable[[str], str]:
     return request.app.state.scrub
 
 
-def all_agents(workspace: Workspace, memory: MemoryService) -> list[str]:
-    """The workspace's agent folders, and the agents a shared database has memory of."""
-    return sorted({*workspace.list_agents(), *memory.stored_agents()})
+def caller_of(request: Request) -> Caller:
+    """Who sent the request (the app's authentication put it there)."""
+    return request.state.caller
+
+
+def all_agents(workspace: Workspace, memory: MemoryService, caller: Caller = OPEN) -> list[str]:
+    """The workspace's agent folders, and the agents a shared database has memory of (those
+    the caller's key reaches)."""
+    found = {*workspace.list_agents(), *memory.stored_agents()}
+    return sorted(agent for agent in found if caller.reaches(agent))
 
 
 def known_agent(
-    name: Annotated[str, Path(description="an agent folder's name")],
+    name: Annotated[
+        str, Path(description=f"an agent folder's name, or {GLOBAL_AGENT} for the global memory")
+    ],
     workspace: Annotated[Workspace, Depends(workspace_of)],
     memory: Annotated[MemoryService, Depends(memory_of)],
-) -> str:
-    if name not in workspace.list_agents() and name not in memory.stored_agents():
+    caller: Annotated[Caller, Depends(caller_of)],
+) -> str | None:
+    """The agent a path names (None: the global memory), once the caller may see it."""
+    agent = None if name == GLOBAL_AGENT else name
+    # A key limited to some agents learns nothing about the others, not even whether they are.
+    caller.require_reach(agent)
+    listed = agent is None or agent in workspace.list_agents()
+    if not listed and agent not in memory.stored_agents():
         raise NotFound(f"No agent named {name!r} in this workspace.")
-    return name
+    return agent
 
 
-AgentName = Annotated[str, Depends(known_agent)]
+def needs(scope: Scope, doing: str) -> Any:
+    """A dependency refusing (403) a caller whose key's scope is below `scope`."""
+
+    def check(caller: Annotated[Caller, Depends(caller_of)]) -> None:
+        caller.require(scope, doing)
+
+    return Depends(check)
+
+
+AgentName = Annotated[str | None, Depends(known_agent)]
+Writes = [needs(Scope.WRITE, "changing memory")]
 Memory = Annotated[MemoryService, Depends(memory_of)]
 Queue = Annotated[AgentQueue, Depends(queue_of)]
 Scrub = Annotated[Callable[[str], str], Depends(scrubber_of)]
@@ -85,9 +118,11 @@ _FAILURES: dict[int | str, dict[str, Any]] = {
     status: {"model": Envelope[None], "description": description}
     for status, description in (
         (400, "a bad request: the message says what to send"),
-        (401, "a missing or wrong token"),
+        (401, "a missing, wrong or revoked key or token"),
+        (403, "a key whose scope or agents do not cover the request"),
         (404, "no such agent"),
         (409, "refused given the file's state (a symbolic link, undecodable bytes, a lock)"),
+        (429, "a key over its rate: the message says when to try again"),
         (503, "a service memory depends on is unavailable"),
     )
 }
@@ -99,12 +134,13 @@ def list_agents(
     workspace: Annotated[Workspace, Depends(workspace_of)],
     settings: Annotated[Settings, Depends(settings_of)],
     memory: Annotated[MemoryService, Depends(memory_of)],
+    caller: Annotated[Caller, Depends(caller_of)],
     scrub: Scrub,
 ) -> Response:
     """Every agent folder, with what its AGENT.md says, and every agent a shared database has
     memory of (`has_agent_md` false where this host has no AGENT.md for it)."""
     agents = []
-    for name in all_agents(workspace, memory):
+    for name in all_agents(workspace, memory, caller):
         row: dict[str, Any] = {
             "name": name,
             "description": "",
@@ -149,6 +185,7 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
 @router.post(
     "/{name}/memory",
     response_model=Envelope[SavedEntry],
+    dependencies=Writes,
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -165,7 +202,9 @@ async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Req
     return answer(saved_entry(entry))
 
 
-@router.patch("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
+@router.patch(
+    "/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry], dependencies=Writes
+)
 async def change_entry(
     name: AgentName, entry_id: str, request: Request, memory: Memory, queue: Queue
 ) -> Response:
@@ -180,7 +219,9 @@ async def change_entry(
     return answer(saved_entry(entry))
 
 
-@router.delete("/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry])
+@router.delete(
+    "/{name}/memory/entries/{entry_id}", response_model=Envelope[SavedEntry], dependencies=Writes
+)
 async def delete_entry(name: AgentName, entry_id: str, memory: Memory, queue: Queue) -> Response:
     """Remove an entry; the answer is the entry as it was. 409 when it changed since read."""
     entry = await queue.run(name, memory.delete, name, entry_id)
@@ -199,13 +240,85 @@ async def history(
 
 
 @router.post(
-    "/{name}/memory/history/{change}/bring-back", response_model=Envelope[list[SavedEntry]]
+    "/{name}/memory/history/{change}/bring-back",
+    response_model=Envelope[list[SavedEntry]],
+    dependencies=Writes,
 )
 async def bring_back(name: AgentName, change: int, memory: Memory, queue: Queue) -> Response:
     """Write again what change `change` removed or edited away, with their times (none that is
     still there); the entries written. 400 for a change the history does not hold."""
     brought = await queue.run(name, memory.bring_back, name, change)
     return answer([saved_entry(entry) for entry in brought])
+
+
+@router.get("/{name}/memory/history/{change}", response_model=Envelope[MemoryAsOf])
+async def as_of(name: AgentName, change: int, memory: Memory, queue: Queue) -> Response:
+    """The memory right after change `change`, and the memory block it injected; 404 for a
+    change from before the history knew the memory."""
+
+    def read() -> tuple[Any, Any]:
+        return memory.change_record(name, change), memory.as_of(name, change)
+
+    record, then = await queue.run(name, read)
+    if then is None:
+        raise NotFound(f"The history does not hold the memory as of change {change}.")
+    snapshot, block = then
+    entries = MemoryEntries.of(snapshot, None)
+    return answer(
+        MemoryAsOf.model_construct(change=record.to_json(name), memory=entries, block=block)
+    )
+
+
+@router.post(
+    "/{name}/memory/digest",
+    response_model=Envelope[DigestInfo | SavedEntry | None],
+    dependencies=[needs(Scope.ADMIN, "writing a digest")],
+)
+async def digest(
+    name: AgentName,
+    memory: Memory,
+    queue: Queue,
+    request: Request,
+    workspace: Annotated[Workspace, Depends(workspace_of)],
+    settings: Annotated[Settings, Depends(settings_of)],
+) -> Response:
+    """Plan the next digest (`{"dry_run": true}`), write it, or write the `content` a plan
+    gave (as the dashboard does after showing it); data null when nothing is uncovered."""
+    from oryxtui.agent.consolidation import summariser_for
+    from oryxtui.memory.format import Scope as Section
+
+    body = await json_body(request, DigestBody, '{"dry_run": true}')
+    if body.content is not None:  # the entry written, as a save answers
+        entry = await queue.run(name, memory.save, name, body.content, Section.ARCHIVAL, "digest")
+        return answer(saved_entry(entry))
+
+    def plan() -> Any:
+        summarise, method, warnings = summariser_for(workspace, settings, name)
+        for warning in warnings:
+            notices.notice(warning)
+        return memory.consolidate(name, body.dry_run, summarise, method)
+
+    planned = await queue.run(name, plan)
+    return answer(None if planned is None else planned.to_json())
+
+
+@router.post(
+    "/{name}/memory/duplicates/remove",
+    response_model=Envelope[list[SavedEntry]],
+    dependencies=Writes,
+)
+async def remove_duplicates(name: AgentName, memory: Memory, queue: Queue) -> Response:
+    """Remove every entry that repeats an earlier one of its section; the removed ones."""
+    removed = await queue.run(name, memory.remove_duplicates, name)
+    return answer([saved_entry(entry) for entry in removed])
+
+
+@router.get("/{name}/memory/index", response_model=Envelope[IndexInfo | None])
+def index_status(name: AgentName, memory: Memory) -> Response:
+    """How much of the agent's archival memory has vectors (null without an embedder)."""
+    engine = memory.engine
+    status = engine.status(name) if engine is not None else None
+    return answer(None if status is None else status.to_json())
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
@@ -220,11 +333,16 @@ def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False)
 
 @router.get("/{name}/prompt", response_model=Envelope[PromptInfo])
 def prompt(
-    name: AgentName, runner: Annotated[AgentLoop, Depends(runner_of)], scrub: Scrub
+    name: AgentName,
+    runner: Annotated[AgentLoop, Depends(runner_of)],
+    scrub: Scrub,
+    channel: Annotated[str, Query(pattern=r"^[a-z]{1,16}$")] = "cli",
+    user: Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")] = None,
 ) -> Response:
-    """What the model would receive now, block by block."""
+    """What the model would receive now, block by block, in the session of `channel` and
+    `user` (default: the cli's, of the server's user)."""
     # A GET never asks the model for anything (a page on another site can send one).
-    built = runner.prompt(name, session_id_for("cli", os_user(), name), ask=False)
+    built = runner.prompt(name, session_id_for(channel, user or os_user(), name), ask=False)
     return answer(PromptInfo.of(built, [scrub(warning) for warning in built.warnings]))
 
 
@@ -247,3 +365,81 @@ def answer(data: Any) -> Response:
     `response_model` documents it.)"""
     body = envelope(data, warnings=collected()).model_dump_json(exclude_unset=True)
     return Response(body, media_type="application/json")
+
+
+events_router = APIRouter(prefix="/api/v1", responses=_FAILURES)
+
+
+@events_router.get("/info", response_model=Envelope[ServerInfo])
+def info(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> Response:
+    """What this server is: its version, memory backend, how it recalls, and who is asking."""
+    from oryxtui import __version__
+
+    memory: MemoryService = request.app.state.memory
+    return answer(
+        ServerInfo(
+            version=__version__,
+            backend=memory.backend,
+            ranked=memory.ranked,
+            embeds=memory.embeds,
+            stream=request.app.state.events.stream,
+            caller=caller.name,
+            scope=caller.scope.label,
+            agents=list(caller.agents) if caller.agents is not None else None,
+        )
+    )
+
+
+@events_router.get(
+    "/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the stream"}},
+)
+async def events(
+    request: Request,
+    caller: Annotated[Caller, Depends(caller_of)],
+    since: str | None = None,
+) -> StreamingResponse:
+    """What changes, as Server-Sent Events, each `data` a JSON object with its `kind`:
+    `memory` (with `change`: n, op, actor, … where the history has it), `agents`, `session`,
+    `index`, `hello` (the first event of a new connection) and `reset` (reload everything:
+    what happened since the id you sent is not held). Send the last id you saw as
+    `Last-Event-ID` (or `since`) to resume with nothing missed. A comment line every
+    `[api] heartbeat_seconds` keeps proxies from closing a quiet stream. Only the agents
+    the key reaches are told."""
+    caller.require(Scope.READ, "following changes")
+    log: EventLog = request.app.state.events
+    heartbeat = request.app.state.settings.api.heartbeat_seconds
+    start = log.position(request.headers.get("last-event-id") or since)
+
+    async def stream() -> AsyncIterator[str]:
+        n = log.last if start is None else start
+        yield "retry: 1000\n\n"
+        if start is None:  # a new client, or one that cannot resume: from here on
+            kind = "reset" if (request.headers.get("last-event-id") or since) else "hello"
+            yield sse(log.id_of(n), {"kind": kind, "stream": log.stream})
+        while True:
+            told = log.after(n)
+            if told is None:  # the client fell further behind than the log holds
+                n = log.last
+                yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
+                continue
+            for event in told:
+                n = event.n
+                if event.data["kind"] in ("reset", "agents") or caller.reaches(event.agent):
+                    yield sse(log.id_of(n), event.data)
+            if not await log.wait(n, heartbeat):
+                if await request.is_disconnected():
+                    return
+                yield ": heartbeat\n\n"
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def sse(event_id: str, data: dict[str, Any]) -> str:
+    """One event: its id and its JSON on one line (JSON never holds a raw line break)."""
+    return f"id: {event_id}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

@@ -14,6 +14,7 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from oryxtui.errors import ServiceUnavailable
+from oryxtui.phrases import agent_label
 
 PER_AGENT = 8  # requests waiting on one agent's memory at once
 THREADS = 16  # threads for all of them (the other requests keep the default pool)
@@ -23,16 +24,16 @@ Result = TypeVar("Result")
 class AgentQueue:
     def __init__(self, per_agent: int = PER_AGENT, threads: int = THREADS) -> None:
         self.per_agent = per_agent
-        self._waiting: Counter[str] = Counter()  # touched on the event loop only
+        self._waiting: Counter[str | None] = Counter()  # touched on the event loop only
         self._threads = CapacityLimiter(threads)
 
-    async def run(self, agent: str, work: Callable[..., Result], *args: object) -> Result:
+    async def run(self, agent: str | None, work: Callable[..., Result], *args: object) -> Result:
         """`work(*args)` in a thread of the pool, unless `per_agent` requests for this agent
         are in flight already (then ServiceUnavailable, before anything is done)."""
         if self._waiting[agent] >= self.per_agent:
             raise ServiceUnavailable(
-                f"{self.per_agent} requests are already waiting to change agent {agent}'s "
-                "memory; nothing was done — try again in a moment."
+                f"{self.per_agent} requests are already waiting to change "
+                f"{agent_label(agent)}; nothing was done — try again in a moment."
             )
         self._waiting[agent] += 1
         try:

@@ -15,11 +15,22 @@ import sys
 from collections.abc import Sequence
 
 from oryxtui import __version__
-from oryxtui.cli import agents, chat, database, memory, memory_history, serve, sessions, workspace
+from oryxtui.cli import (
+    agents,
+    chat,
+    database,
+    keys,
+    memory,
+    memory_history,
+    serve,
+    sessions,
+    workspace,
+)
 from oryxtui.cli.common import (
     AGENTS,
     DB,
     EXIT_OK,
+    KEYS,
     MEMORY,
     SESSIONS,
     TOP,
@@ -32,11 +43,24 @@ from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
 
 # Imported for the commands they declare (see `Group.command`).
-_DECLARING = (agents, chat, database, memory, memory_history, serve, sessions, workspace)
+_DECLARING = (agents, chat, database, keys, memory, memory_history, serve, sessions, workspace)
 
 
 # How `oryxtui --help` lists the commands and groups (any not named here come last).
-LISTED = ("init", "demo", "memory", "agents", "sessions", "prompt", "chat", "serve", "web", "db")
+LISTED = (
+    "init",
+    "demo",
+    "memory",
+    "agents",
+    "sessions",
+    "prompt",
+    "chat",
+    "attach",
+    "serve",
+    "keys",
+    "web",
+    "db",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=workspace.dashboard)
     top = parser.add_subparsers(title="commands", metavar="COMMAND")
     parts: dict[str, Command | Group] = {c.name: c for c in TOP.commands}
-    parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS, DB) if g.name})
+    parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS, DB, KEYS) if g.name})
     for name in sorted(parts, key=lambda n: LISTED.index(n) if n in LISTED else len(LISTED)):
         entry = parts[name]
         if isinstance(entry, Command):

@@ -74,6 +74,7 @@ MEMORY = Group("memory", "show, save and recall long-term memory")
 AGENTS = Group("agents", "the workspace's agents: list them, make one")
 SESSIONS = Group("sessions", "past conversations: list, show, search")
 DB = Group("db", "the shared PostgreSQL database: status, upgrade, migrate")
+KEYS = Group("keys", "per-user keys for `serve`: create, list, revoke")
 
 
 def shared_options() -> tuple[argparse.ArgumentParser, ...]:

@@ -7,6 +7,7 @@ import os
 import sys
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, open_workspace
+from oryxtui.errors import UsageError
 from oryxtui.extras import require
 from oryxtui.hosts import listening_socket, port
 
@@ -24,27 +25,60 @@ from oryxtui.hosts import listening_socket, port
         default=[],
         help="a host name clients use to reach the server ('*' for any); repeatable",
     ),
+    arg("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate (chain)"),
+    arg("--tls-key", metavar="PEM", help="the certificate's private key"),
 )
 def serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
     require("server", "The REST API")
     import uvicorn
 
+    from oryxtui.agent.sessions import conversations
     from oryxtui.api.app import check_bind, create_api
     from oryxtui.api.guard import GuardedH11Protocol
+    from oryxtui.api.keys import KeyStore
 
     workspace, settings = open_workspace(args)
-    check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host])
+    tls = _tls(args.tls_cert, args.tls_key)
+    keys = KeyStore(conversations(workspace, settings)).any_live()
+    check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host], keys)
     api = create_api(workspace, settings, token, args.host, args.allow_host)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
     protocol = type(
         "Protocol", (GuardedH11Protocol,), {"header_timeout": settings.api.header_timeout_seconds}
     )
-    config = uvicorn.Config(api, http=protocol, log_level="warning", timeout_keep_alive=5)
-    sys.stderr.write(f"Serving {workspace.root} on http://{args.host}:{args.port}/api/v1\n")
+    config = uvicorn.Config(
+        api,
+        http=protocol,
+        log_level="warning",  # no access log: nothing that names a request's key
+        timeout_keep_alive=5,
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
+    )
+    scheme = "https" if tls else "http"
+    sys.stderr.write(f"Serving {workspace.root} on {scheme}://{args.host}:{args.port}/api/v1\n")
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[listener])
     return EXIT_OK
+
+
+def _tls(cert: str | None, key: str | None) -> tuple[str, str] | None:
+    """The certificate and key, checked before the server starts (one sentence if unusable)."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise UsageError("HTTPS needs both --tls-cert and --tls-key.")
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(
+            f"The certificate {cert} and key {key} cannot be used ({reason}); give PEM files "
+            "that belong together."
+        ) from None
+    return cert, key
 
 
 @TOP.command(

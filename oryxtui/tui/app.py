@@ -33,7 +33,7 @@ from oryxtui.tui.messages import (
 )
 from oryxtui.tui.screens.dashboard import DashboardScreen
 from oryxtui.tui.text import Neutralised, tell
-from oryxtui.tui.watcher import watch_workspace
+from oryxtui.watching import watch_workspace
 from oryxtui.workspace import Workspace
 
 if TYPE_CHECKING:

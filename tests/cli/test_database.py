@@ -15,7 +15,7 @@ from oryxtui.errors import ConfigError
 from oryxtui.memory.format import Scope
 from oryxtui.memory.migration import migrate
 from oryxtui.memory.service import MemoryService
-from oryxtui.postgres import Postgres, masked
+from oryxtui.postgres import SCHEMA_VERSION, Postgres, masked
 from oryxtui.workspace import Workspace, find_workspace
 from tests.backends import on_database
 from tests.support import fixed_clock, make_agent, run_oryxtui
@@ -70,7 +70,7 @@ def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
     again = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
     assert json.loads(again.stdout) == {"url": url, "from": 1, "to": 1}
     status = json.loads(run_oryxtui("db", "status", *root, "--json", env=on_database(url)).stdout)
-    assert status["schema_version"] == 1 and status["pgvector"]
+    assert status["schema_version"] == SCHEMA_VERSION and status["pgvector"]
     assert status["tables"]["memory_entries"] == 0
     assert run_oryxtui("memory", "show", *root, env=on_database(url)).returncode == 0
 

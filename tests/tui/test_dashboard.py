@@ -18,7 +18,7 @@ from oryxtui.demo import create_demo_workspace
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
-from oryxtui.tui.watcher import watched_folders
+from oryxtui.watching import watched_folders
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.workspace import Workspace
@@ -585,7 +585,7 @@ async def test_the_watch_says_when_it_starts_and_sees_every_write_after(
 ) -> None:
     """The dashboard reads the first agent before the watch is up; the watch says when it is,
     so what was written in between is read again (and everything after is reported)."""
-    from oryxtui.tui.watcher import watch_workspace
+    from oryxtui.watching import watch_workspace
 
     changes = watch_workspace(demo_workspace)
     first = await asyncio.wait_for(anext(changes), 10)

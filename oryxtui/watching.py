@@ -1,4 +1,5 @@
-"""Watching the workspace: folders, never files, each non-recursively, re-armed as agents change.
+"""Watching the workspace, for the dashboard's live reload and the server's event stream:
+folders, never files, each non-recursively, re-armed as agents change.
 
 Editors and atomic saves replace MEMORY.md, so a watch on the file goes blind after the first
 replace; a recursive watch follows symlinks into whatever they point at. So: the workspace root,
@@ -13,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oryxtui.tui.overview import GLOBAL
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, AgentName, Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
     from watchfiles import Change
 
 DATABASE_FILES = ("oryxos.db", "oryxos.db-wal")
+GLOBAL: AgentName = None  # the global memory
 
 
 @dataclass

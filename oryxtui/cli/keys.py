@@ -1,0 +1,75 @@
+"""`oryxtui keys create|list|revoke`: the per-user keys `serve` accepts, kept (hashed) in the
+workspace's database — oryxos.db, or the shared database every server on it reads."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from oryxtui.api.keys import KeyStore, Scope, parse_agents
+from oryxtui.cli.common import EXIT_OK, KEYS, arg, open_workspace, print_json, show
+from oryxtui.errors import NotFound
+
+
+def _store(args: argparse.Namespace) -> KeyStore:
+    from oryxtui.agent.sessions import conversations
+
+    workspace, settings = open_workspace(args)
+    return KeyStore(conversations(workspace, settings))
+
+
+@KEYS.command(
+    "create",
+    "make a key (shown once; only its hash is kept)",
+    arg("name", metavar="NAME", help="who it is for; recorded as the actor of its changes"),
+    arg("--scope", required=True, type=Scope.parse, help="read, write or admin"),
+    arg("--agents", metavar="PATTERN", help="only these agents: globs, comma-separated"),
+    json=True,
+)
+def create(args: argparse.Namespace) -> int:
+    agents = parse_agents(args.agents)
+    key = _store(args).create(args.name, args.scope, agents)
+    if args.json:
+        print_json({"name": args.name, "scope": args.scope.label, "key": key})
+        return EXIT_OK
+    reach = f" for agents {', '.join(agents)}" if agents else ""
+    sys.stderr.write(
+        f"Key {args.name!r} ({args.scope.label}{reach}) made. It is shown this once; "
+        "keep it in a secret store (clients read it from an environment variable).\n"
+    )
+    sys.stdout.write(key + "\n")
+    return EXIT_OK
+
+
+@KEYS.command("list", "every key: its scope, agents, when made, last used, revoked", json=True)
+def list_keys(args: argparse.Namespace) -> int:
+    keys = _store(args).list()
+    if args.json:
+        print_json({"keys": [key.to_json() for key in keys]})
+        return EXIT_OK
+    if not keys:
+        sys.stdout.write("No keys yet; `oryxtui keys create NAME --scope read` makes one.\n")
+        return EXIT_OK
+    width = max(len(key.name) for key in keys)
+    lines = []
+    for key in keys:
+        state = (
+            f"revoked {key.revoked_at}"
+            if key.revoked_at
+            else (f"last used {key.last_used_at}" if key.last_used_at else "never used")
+        )
+        agents = ",".join(key.agents) if key.agents else "all agents"
+        lines.append(f"{key.name.ljust(width)}  {key.scope:<5}  {agents}  {state}\n")
+    show("".join(lines))
+    return EXIT_OK
+
+
+@KEYS.command("revoke", "refuse a key from now on", arg("name", metavar="NAME"), json=True)
+def revoke(args: argparse.Namespace) -> int:
+    if not _store(args).revoke(args.name):
+        raise NotFound(f"No live key named {args.name!r}; `oryxtui keys list` lists them.")
+    if args.json:
+        print_json({"name": args.name, "revoked": True})
+    else:
+        sys.stderr.write(f"Key {args.name!r} revoked; requests with it are refused.\n")
+    return EXIT_OK
