@@ -241,18 +241,57 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     return found
 
 
+def _read_toml(config_path: Path | None) -> dict[str, Any]:
+    if config_path is None or not config_path.exists():
+        return {}
+    try:
+        return tomllib.loads(config_path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{config_path} is not valid UTF-8; save it as UTF-8.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_path} is not valid TOML ({exc}); fix the file.") from None
+    except OSError as exc:
+        raise ConfigError(f"{config_path} cannot be read ({exc.strerror}).") from None
+
+
+def _invalid(exc: ValidationError, source: str) -> ConfigError:
+    error = exc.errors()[0]
+    key = ".".join(str(part) for part in error["loc"])
+    problem = error["msg"].removeprefix("Value error, ")
+    return ConfigError(f"Invalid setting '{key}' in {source}: {problem}.")
+
+
+class RemoteSettings(_Section):
+    """A server `oryxtui attach NAME` and `--remote NAME` reach: where, and the environment
+    variable that holds its key (never the key itself in a file)."""
+
+    url: str
+    key_env: str | None = None
+    ca_cert: str | None = None  # a CA bundle (PEM) for a server whose certificate is your own
+
+
+class UserSettings(_Section):
+    """The person's own settings (`~/.config/oryxtui/config.toml`), not a workspace's."""
+
+    remotes: dict[str, RemoteSettings] = {}
+
+
+def user_config_path(environ: Mapping[str, str] = os.environ) -> Path:
+    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "oryxtui" / "config.toml"
+
+
+def load_user_settings(config_path: Path | None = None) -> UserSettings:
+    path = config_path or user_config_path()
+    try:
+        return UserSettings.model_validate(_read_toml(path))
+    except ValidationError as exc:
+        raise _invalid(exc, str(path)) from None
+
+
 def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.environ) -> Settings:
     """Read and validate the settings; any problem is a ConfigError naming the file and key."""
-    data: dict[str, Any] = {}
-    if config_path is not None and config_path.exists():
-        try:
-            data = tomllib.loads(config_path.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ConfigError(f"{config_path} is not valid UTF-8; save it as UTF-8.") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{config_path} is not valid TOML ({exc}); fix the file.") from None
-        except OSError as exc:
-            raise ConfigError(f"{config_path} cannot be read ({exc.strerror}).") from None
+    data = _read_toml(config_path)
     overrides = _env_overrides(environ)
     for dotted, (value, _) in overrides.items():
         *sections, leaf = dotted.split(".")

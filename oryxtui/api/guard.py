@@ -69,7 +69,7 @@ class RequestGuard:
                 if body is None:
                     problem = (413, self._too_large())
                 else:
-                    receive = _replay(body)
+                    receive = _replay(body, receive)
         if problem is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
@@ -125,7 +125,9 @@ class RequestGuard:
                 return bytes(body)
 
 
-def _replay(body: bytes) -> Receive:
+def _replay(body: bytes, then: Receive) -> Receive:
+    """The body read already, then what the client sends next (its disconnect, when it goes:
+    a streamed answer is cut off only then)."""
     sent = False
 
     async def receive() -> Message:
@@ -133,7 +135,7 @@ def _replay(body: bytes) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
+        return await then()
 
     return receive
 

@@ -111,6 +111,9 @@ class MemoryEntries(BaseModel):
     core: list[Entry]
     archival: list[Entry]
     window_start: int = Field(description="index of the first archival entry injected")
+    digests: list[int] = Field(
+        [], description="indexes of the archival entries oryxtui wrote as digests"
+    )
     warning: str | None = Field(None, description="present when the file needs attention")
 
     @classmethod
@@ -121,6 +124,7 @@ class MemoryEntries(BaseModel):
             "core": entries(snapshot.core),
             "archival": entries(snapshot.archival),
             "window_start": snapshot.window_start,
+            "digests": sorted(snapshot.digests),
         }
         if warning:
             fields["warning"] = warning

@@ -93,10 +93,11 @@ def _add(
     actions: argparse._SubParsersAction[argparse.ArgumentParser],
     shared: tuple[argparse.ArgumentParser, ...],
 ) -> None:
-    common, agent, as_json = shared
+    common, agent, as_json, remote = shared
     parents = [common]
     parents += [agent] if command.agent else []
     parents += [as_json] if command.json else []
+    parents += [remote] if command.remote else []
     parser = actions.add_parser(command.name, parents=parents, help=command.help)
     for argument in command.args:
         parser.add_argument(*argument.names, **argument.options)

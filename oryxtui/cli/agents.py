@@ -11,7 +11,9 @@ from oryxtui.errors import OryxError
 from oryxtui.workspace import find_workspace
 
 
-@AGENTS.command("list", "every agent: its core·archival counts and description", json=True)
+@AGENTS.command(
+    "list", "every agent: its core·archival counts and description", json=True, remote=True
+)
 def list_agents(args: argparse.Namespace) -> int:
     workspace, settings = open_workspace(args)
     service = service_of(workspace, settings)

@@ -13,6 +13,7 @@ from oryxtui.cli.common import (
     TOP,
     arg,
     checked_agent,
+    is_remote,
     open_workspace,
     print_json,
     say,
@@ -32,8 +33,10 @@ def _loop_for(args: argparse.Namespace) -> tuple[AgentLoop, str | None]:
     from oryxtui.agent.sessions import SessionStore, conversations
 
     workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
     agent = checked_agent(args, workspace)
+    if is_remote(workspace):
+        return workspace.loop, agent  # type: ignore[attr-defined]
+    service = service_of(workspace, settings)
     sessions = SessionStore(conversations(workspace, settings))
     return AgentLoop(workspace, settings, service, sessions), agent
 

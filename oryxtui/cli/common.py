@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from oryxtui.errors import UsageError
 from oryxtui.terminal import is_terminal, json_text, neutralize
@@ -48,6 +48,7 @@ class Command:
     handler: Handler
     agent: bool  # takes --agent
     json: bool  # takes --json
+    remote: bool  # takes --remote and --key-env (every command with --agent does)
 
 
 @dataclass
@@ -60,10 +61,16 @@ class Group:
     commands: list[Command] = field(default_factory=list)
 
     def command(
-        self, name: str, help: str, *args: Arg, agent: bool = False, json: bool = False
+        self,
+        name: str,
+        help: str,
+        *args: Arg,
+        agent: bool = False,
+        json: bool = False,
+        remote: bool = False,
     ) -> Callable[[Handler], Handler]:
         def declared(handler: Handler) -> Handler:
-            self.commands.append(Command(name, help, args, handler, agent, json))
+            self.commands.append(Command(name, help, args, handler, agent, json, remote or agent))
             return handler
 
         return declared
@@ -78,7 +85,7 @@ KEYS = Group("keys", "per-user keys for `serve`: create, list, revoke")
 
 
 def shared_options() -> tuple[argparse.ArgumentParser, ...]:
-    """The options many commands take: --root and --debug (all), --agent, --json."""
+    """The options many commands take: --root and --debug (all), --agent, --json, --remote."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--root",
@@ -94,7 +101,20 @@ def shared_options() -> tuple[argparse.ArgumentParser, ...]:
     agent.add_argument("--agent", metavar="NAME", help="the agent (default: the global memory)")
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON")
-    return common, agent, as_json
+    remote = argparse.ArgumentParser(add_help=False)
+    remote.add_argument(
+        "--remote",
+        metavar="URL",
+        help="work on an oryxtui server instead of a workspace (a URL, or a name from the "
+        "[remotes] table of ~/.config/oryxtui/config.toml)",
+    )
+    remote.add_argument(
+        "--key-env",
+        metavar="NAME",
+        help="the environment variable holding the server's key (default: the [remotes] "
+        "entry's, else ORYXTUI_API_KEY)",
+    )
+    return common, agent, as_json, remote
 
 
 # Output ----------------------------------------------------------------------------------------
@@ -134,13 +154,27 @@ def settings_of(workspace: Workspace) -> Settings:
 
 
 def open_workspace(args: argparse.Namespace) -> tuple[Workspace, Settings]:
+    """The workspace a command works on — or, with `--remote`, the server in its place (with
+    the same methods: the handler runs unchanged, its output and exit codes the same)."""
+    if getattr(args, "remote", None):
+        from oryxtui.config import Settings
+        from oryxtui.remote.place import RemoteWorkspace, server_for
+
+        place = RemoteWorkspace(server_for(args.remote, args.key_env))
+        return cast("Workspace", place), Settings()
     workspace = find_workspace(args.root)
     return workspace, settings_of(workspace)
+
+
+def is_remote(workspace: Workspace) -> bool:
+    return getattr(workspace, "remote", False) is True
 
 
 def service_of(workspace: Workspace, settings: Settings) -> MemoryService:
     from oryxtui.memory.service import MemoryService
 
+    if is_remote(workspace):
+        return cast("MemoryService", workspace.memory)  # type: ignore[attr-defined]
     return MemoryService.open(workspace, settings)
 
 
@@ -188,6 +222,8 @@ def checked_agent(
 
 def _stored_agents(workspace: Workspace) -> list[str]:
     """Agents a shared database has memory of (none without one)."""
+    if is_remote(workspace):
+        return []  # the server lists them with its agents
     settings = settings_of(workspace)
     if settings.database.url is None:
         return []

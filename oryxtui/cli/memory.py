@@ -13,6 +13,7 @@ from oryxtui.cli.common import (
     arg,
     checked_agent,
     entry_json,
+    is_remote,
     memories_of,
     memory_service,
     open_workspace,
@@ -189,7 +190,9 @@ def consolidate(args: argparse.Namespace) -> int:
     workspace, settings = open_workspace(args)
     agent = checked_agent(args, workspace)
     service = service_of(workspace, settings)
-    summarise, method, warnings = summariser_for(workspace, settings, agent)
+    summarise, method, warnings = (
+        (None, "", []) if is_remote(workspace) else summariser_for(workspace, settings, agent)
+    )
     digest = service.consolidate(agent, args.dry_run, summarise, method)
     for warning in warnings:
         warn(warning)
@@ -241,6 +244,11 @@ def index(args: argparse.Namespace) -> int:
     from oryxtui.agent.sessions import conversations
 
     workspace, settings = open_workspace(args)
+    if is_remote(workspace):
+        raise UsageError(
+            "The server keeps its own index as entries are written; run `oryxtui memory "
+            "index` there to build or rebuild it."
+        )
     service = service_of(workspace, settings)
     if service.store.ranked:
         raise UsageError(

@@ -15,6 +15,7 @@ from oryxtui.cli.common import (
     MEMORY,
     arg,
     entry_json,
+    is_remote,
     memories_of,
     memory_service,
     open_workspace,
@@ -247,6 +248,11 @@ def import_(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:
         raise UsageError(f"{source} is not UTF-8 text; nothing was imported.") from None
     workspace, settings = open_workspace(args)
+    if is_remote(workspace):
+        raise UsageError(
+            "An import is checked whole and written in one change on the server: copy the "
+            "export there and run `oryxtui memory import` on it."
+        )
     imported = read_export(text, source)  # the whole file is read (and may be refused) first
     if args.agent is not None and not is_valid_agent_name(args.agent):
         raise UsageError(f"{args.agent!r} is not a valid agent name; nothing was imported.")

@@ -11,6 +11,7 @@ from oryxtui.cli.common import (
     SESSIONS,
     arg,
     checked_agent,
+    is_remote,
     open_workspace,
     print_json,
     say,
@@ -30,6 +31,8 @@ def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
     from oryxtui.agent.sessions import conversations
 
     workspace, settings = open_workspace(args)
+    if is_remote(workspace):
+        return workspace.loop.episodes, workspace  # type: ignore[attr-defined]
     return episode_store(conversations(workspace, settings), settings), workspace
 
 
@@ -59,7 +62,9 @@ def list_sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@SESSIONS.command("show", "a session's turns", arg("session", metavar="SESSION_ID"), json=True)
+@SESSIONS.command(
+    "show", "a session's turns", arg("session", metavar="SESSION_ID"), json=True, remote=True
+)
 def show_session(args: argparse.Namespace) -> int:
     store, _ = _episodes(args)
     turns = store.session(args.session)

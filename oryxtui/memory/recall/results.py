@@ -3,7 +3,7 @@ engine itself needs NumPy)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oryxtui.memory.format import MemoryEntry
@@ -97,3 +97,34 @@ class Recall:
             "index": None if self.index is None else self.index.to_json(),
             "hits": [hit.to_json(explain) for hit in self.hits],
         }
+
+
+def core_holding(core: Sequence[MemoryEntry], query: str) -> list[MemoryEntry]:
+    """Core entries holding `query` (any case), or all its words in any order."""
+    from oryxtui.memory.tokens import tokens
+
+    needle, words = query.strip().lower(), set(tokens(query))
+    if not needle:
+        return []
+    return [
+        entry
+        for entry in core
+        if needle in entry.content.lower() or (words and words <= set(tokens(entry.content)))
+    ]
+
+
+def merged(
+    keyword: str, found: Sequence[Recall], problems: Sequence[str], top_k: int | None
+) -> Recall:
+    """Recalls of several agents (their hits labelled) as one: ranked recall merges them best
+    first (the best `top_k`), keyword recall gives them agent by agent."""
+    hits = [hit for recall in found for hit in recall.hits]
+    mode = found[0].mode if found else "keyword"
+    if mode != "keyword":
+        hits.sort(key=lambda hit: -(hit.score or 0.0))
+        if top_k is not None:
+            hits = hits[:top_k]
+    notices = [recall.notice for recall in found if recall.notice] + list(problems)
+    semantic_state = next((r.semantic for r in found if r.semantic != "off"), "off")
+    problem = next((r.problem for r in found if r.problem), None)
+    return Recall(keyword, mode, hits, semantic_state, notices[0] if notices else None, problem)

@@ -36,16 +36,9 @@ class Recalling(ServiceBase):
         """Core entries holding `query` (any case), or all its words in any order: what the
         dashboard's recall shows beside the archival hits. (Recall itself, the agent's tool,
         never searches core, as upstream: core is always in the prompt.)"""
-        from oryxtui.memory.tokens import tokens
+        from oryxtui.memory.recall.results import core_holding
 
-        needle, words = query.strip().lower(), set(tokens(query))
-        if not needle:
-            return []
-        return [
-            entry
-            for entry in self.snapshot(self.resolve_agent(agent)).core
-            if needle in entry.content.lower() or (words and words <= set(tokens(entry.content)))
-        ]
+        return core_holding(self.snapshot(self.resolve_agent(agent)).core, query)
 
     def recall_across(
         self, agents: Sequence[str | None], keyword: str, semantic: bool = True
@@ -53,7 +46,7 @@ class Recalling(ServiceBase):
         """Recall from each of `agents` (None: the global memory), every hit labelled with its
         agent: ranked recall merges them best first, keyword recall gives them agent by agent.
         An agent whose memory cannot be read is left out (its notice says why)."""
-        from oryxtui.memory.recall.results import Recall
+        from oryxtui.memory.recall.results import merged
 
         found: list[Recall] = []
         problems = []
@@ -66,16 +59,8 @@ class Recalling(ServiceBase):
                 problems.append(str(exc))
                 continue
             found.append(replace(recall, hits=[replace(h, agent=agent) for h in recall.hits]))
-        hits = [hit for recall in found for hit in recall.hits]
-        mode = found[0].mode if found else "keyword"
-        if mode != "keyword":
-            hits.sort(key=lambda hit: -(hit.score or 0.0))
-            if self.recall_setup is not None:
-                hits = hits[: self.recall_setup.settings.top_k]
-        notices = [recall.notice for recall in found if recall.notice] + problems
-        semantic_state = next((r.semantic for r in found if r.semantic != "off"), "off")
-        problem = next((r.problem for r in found if r.problem), None)
-        return Recall(keyword, mode, hits, semantic_state, notices[0] if notices else None, problem)
+        top_k = self.recall_setup.settings.top_k if self.recall_setup is not None else None
+        return merged(keyword, found, problems, top_k)
 
     def index_status(self, agent: AgentArg = FROM_CONTEXT) -> IndexStatus | None:
         """How much of the agent's archival memory has vectors (None: no embedder here)."""

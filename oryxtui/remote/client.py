@@ -1,0 +1,189 @@
+"""One oryxtui server, over HTTP: every answer read as untrusted (the envelope checked, its
+warnings passed on as notices), every refusal the same error, with the same exit code, as
+the command would meet locally."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from oryxtui import errors, notices
+from oryxtui.errors import OryxError, ServiceUnavailable, UsageError
+
+TIMEOUT_SECONDS = 30.0
+GLOBAL_PATH = "__global__"  # the global memory's name in the API's paths
+
+# The error a status stands for: the same class, so the same exit code, as locally.
+_BY_STATUS: dict[int, type[OryxError]] = {
+    400: errors.UsageError,
+    401: errors.Unauthenticated,
+    403: errors.Forbidden,
+    404: errors.NotFound,
+    409: errors.StaleEntry,
+    413: errors.UsageError,
+    415: errors.UsageError,
+    422: errors.AgentDefinitionError,
+    429: errors.TooManyRequests,
+    502: errors.ProviderError,
+    503: errors.ServiceUnavailable,
+}
+
+
+class ServerUnreachable(ServiceUnavailable):
+    """The server does not answer (down, the network, a wrong URL): what was read last is
+    still worth showing."""
+
+
+def api_base(url: str) -> str:
+    """`https://host:8765` (or with `/api/v1`) → the API's base URL; one sentence if `url` is
+    no http(s) URL."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"{url!r} is not a server URL; give one like http://127.0.0.1:8765.")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/api/v1"):
+        path += "/api/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def agent_path(agent: str | None) -> str:
+    return f"/agents/{quote(agent or GLOBAL_PATH, safe='')}"
+
+
+class Server:
+    """The API of one server, with its key (never shown in any message)."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str | None = None,
+        name: str | None = None,
+        ca_cert: str | None = None,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
+        self.base = api_base(url)
+        self.name = name or urlsplit(self.base).netloc
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(
+            base_url=self.base,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
+            verify=ca_cert or True,
+            follow_redirects=False,
+        )
+        self.key = key
+
+    def close(self) -> None:
+        self._client.close()
+
+    # Plain requests ----------------------------------------------------------------------
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.call("GET", path, params=params)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.call("POST", path, body=body if body is not None else {})
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.call("PATCH", path, body=body)
+
+    def delete(self, path: str) -> Any:
+        return self.call("DELETE", path)
+
+    def call(
+        self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None
+    ) -> Any:
+        """The answer's `data`; its warnings become notices; a refusal its error."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self._client.request(
+                method, path, params=query, json=body if method != "GET" else None
+            )
+        except httpx.TransportError as exc:
+            raise self.unreachable(exc) from None
+        return self.data(response)
+
+    def data(self, response: httpx.Response) -> Any:
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict) or "code" not in answer:
+            raise ServiceUnavailable(
+                f"The server {self.name} answered something that is not oryxtui's API (HTTP "
+                f"{response.status_code}); check the URL."
+            )
+        message = answer.get("message")
+        message = message if isinstance(message, str) and message else "refused"
+        for warning in answer.get("warnings") or []:
+            if isinstance(warning, str):
+                notices.notice(f"{self.name}: {warning}")
+        if response.status_code >= 400 or answer.get("code") not in (0, None):
+            error = _BY_STATUS.get(response.status_code, OryxError)
+            raise error(f"{self.name}: {message}")
+        return answer.get("data")
+
+    def unreachable(self, error: Exception) -> ServerUnreachable:
+        reason = type(error).__name__ if not str(error) else str(error)
+        return ServerUnreachable(
+            f"The server {self.name} cannot be reached ({reason}); check that it runs and "
+            "that the URL is right."
+        )
+
+    # Streams -------------------------------------------------------------------------------
+
+    @contextmanager
+    def stream(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        read_timeout: float | None = None,
+    ) -> Iterator[Iterator[str]]:
+        """The lines of an event stream; a refusal raises its error before any line."""
+        timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=5.0, read=read_timeout)
+        try:
+            with self._client.stream(
+                method, path, json=body, headers=headers or {}, timeout=timeout
+            ) as response:
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    response.read()
+                    self.data(response)
+                    raise ServiceUnavailable(f"The server {self.name} sent no event stream.")
+                yield response.iter_lines()
+        except httpx.TransportError as exc:
+            raise self.unreachable(exc) from None
+
+
+def events(lines: Iterator[str]) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """(id, data) of each event in an SSE stream's lines; a malformed event is skipped and
+    counted (the server is untrusted too)."""
+    event_id: str | None = None
+    data: list[str] = []
+    for line in lines:
+        if line == "":
+            if data:
+                try:
+                    parsed = json.loads("\n".join(data))
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict) and isinstance(parsed.get("kind"), str):
+                    yield event_id, parsed
+                else:
+                    notices.skipped(1, "event", "the server's event stream")
+            data = []
+            continue
+        if line.startswith(":"):
+            continue  # a heartbeat
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "id":
+            event_id = value
+        elif field == "data":
+            data.append(value)

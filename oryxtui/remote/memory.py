@@ -1,0 +1,380 @@
+"""A server's memory, with the methods of `MemoryService` that the CLI and the dashboard call,
+answering the same objects: so a command or a screen works on a server as it does on a
+workspace. Everything the server answers is untrusted: an entry, a change or a hit that is
+not what the API documents is skipped and counted, never a traceback."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from oryxtui import notices
+from oryxtui.errors import NotFound, OryxError, UsageError
+from oryxtui.memory.digest import Digest
+from oryxtui.memory.format import MemoryEntry, Scope
+from oryxtui.memory.history.records import Record
+from oryxtui.memory.recall.results import (
+    ROUTES,
+    Hit,
+    IndexStatus,
+    Recall,
+    RouteRank,
+    core_holding,
+    merged,
+)
+from oryxtui.memory.snapshot import MemorySnapshot
+from oryxtui.memory.store import Watch
+from oryxtui.memory.window import InjectedWindow
+from oryxtui.remote.client import Server, agent_path
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteEntry(MemoryEntry):
+    """An entry as the server addresses it: its id is the server's (the line is rebuilt from
+    the time and the content, which a hand-written line may not match byte for byte)."""
+
+    given_id: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.given_id
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def entry_of(item: object, scope: Scope | None = None) -> MemoryEntry | None:
+    """An entry from the API's JSON, or None for one that is not what the API documents."""
+    if not isinstance(item, dict):
+        return None
+    content, entry_id, time = _text(item.get("content")), _text(item.get("id")), item.get("time")
+    if scope is None:
+        try:
+            scope = Scope(str(item.get("scope")))
+        except ValueError:
+            return None
+    if content is None or not entry_id or (time is not None and not isinstance(time, str)):
+        return None
+    if "\n" in content or (time is not None and "\n" in time):
+        return None  # no line break in an entry: it could not be a line of the memory
+    line = f"- [{time}] {content}" if time else f"- {content}"
+    return RemoteEntry(scope, time, content, line, entry_id)
+
+
+def entries_of(items: object, scope: Scope | None, where: str) -> list[MemoryEntry]:
+    found = [entry_of(item, scope) for item in items] if isinstance(items, list) else []
+    good = [entry for entry in found if entry is not None]
+    notices.skipped(len(found) - len(good), "entry", where)
+    return good
+
+
+def _int(value: object, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def record_of(item: object) -> Record | None:
+    """A change from the history's JSON (its entries as lines, so the views show them)."""
+    if not isinstance(item, dict) or not isinstance(item.get("n"), int):
+        return None
+    before = entries_of(item.get("before"), None, "a change")
+    after = entries_of(item.get("after"), None, "a change")
+    return Record(
+        _int(item["n"]),
+        _text(item.get("op")) or "outside",
+        _text(item.get("actor")) or "outside",
+        time=_text(item.get("time")),
+        session=_text(item.get("session")),
+        before=tuple((e.scope, e.line) for e in before),
+        after=tuple((e.scope, e.line) for e in after),
+    )
+
+
+def status_of(item: object) -> IndexStatus | None:
+    if not isinstance(item, dict):
+        return None
+    return IndexStatus(
+        _int(item.get("entries")),
+        _int(item.get("indexed")),
+        _text(item.get("model")) or "?",
+        item.get("dimensions") if isinstance(item.get("dimensions"), int) else None,
+        bool(item.get("meaningless")),
+        _text(item.get("problem")),
+    )
+
+
+def _float(value: object) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else None  # type: ignore[arg-type]
+
+
+def recall_of(data: object, keyword: str) -> Recall:
+    data = data if isinstance(data, dict) else {}
+    hits = []
+    items = data.get("hits") if isinstance(data.get("hits"), list) else []
+    for item in items:  # type: ignore[union-attr]
+        entry = entry_of(item, Scope.ARCHIVAL)
+        if entry is None:
+            notices.skipped(1, "recall hit", "the server's answer")
+            continue
+        routes: dict[str, RouteRank] = {}
+        given = item.get("routes") if isinstance(item.get("routes"), dict) else {}
+        for name in ROUTES:
+            route = given.get(name)
+            if isinstance(route, dict) and isinstance(route.get("rank"), int):
+                routes[name] = RouteRank(route["rank"], _float(route.get("score")))
+        hits.append(Hit(entry, _float(item.get("score")), routes))
+    return Recall(
+        keyword,
+        _text(data.get("mode")) or "keyword",
+        hits,
+        _text(data.get("semantic")) or "off",
+        _text(data.get("notice")),
+        _text(data.get("problem")),
+        status_of(data.get("index")),
+    )
+
+
+class RemoteStore:
+    """What the dashboard asks of a store: whether its changes are announced. A server's are,
+    on its event stream (`remote.follow` listens)."""
+
+    ranked = False
+
+    def __init__(self, listen: Callable[..., None] | None = None) -> None:
+        self._listen = listen
+
+    def listen(
+        self,
+        stop: threading.Event,
+        heard: Callable[[tuple[str, str | None] | None], None],
+        lost: Callable[[str], None],
+    ) -> None:
+        if self._listen is not None:
+            self._listen(stop, heard, lost)
+
+
+class RemoteMemory:
+    """A server's memory, agent by agent (None: its global memory)."""
+
+    watch = Watch.NOTIFY
+    engine = None  # the server keeps its own index
+    recall_setup = None
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.store = RemoteStore()
+        self._info: dict[str, Any] | None = None
+
+    # What the server is ---------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        if self._info is None:
+            data = self.server.get("/info")
+            self._info = data if isinstance(data, dict) else {}
+        return self._info
+
+    @property
+    def backend(self) -> str:
+        return str(self.info().get("backend") or "remote")
+
+    @property
+    def ranked(self) -> bool:
+        return bool(self.info().get("ranked"))
+
+    @property
+    def embeds(self) -> bool:
+        return False  # the server indexes; nothing to keep here
+
+    def stored_agents(self) -> list[str]:
+        return []
+
+    # Reading ---------------------------------------------------------------------------------
+
+    def snapshot(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+        data = self.server.get(f"{agent_path(agent)}/memory/entries")
+        return self._snapshot(agent, data)
+
+    def _snapshot(self, agent: str | None, data: object) -> MemorySnapshot:
+        data = data if isinstance(data, dict) else {}
+        where = f"the memory of {agent or 'the global memory'} on {self.server.name}"
+        core = entries_of(data.get("core"), Scope.CORE, where)
+        archival = entries_of(data.get("archival"), Scope.ARCHIVAL, where)
+        start = min(max(_int(data.get("window_start"), len(archival)), 0), len(archival))
+        rows = data.get("digests")
+        digest_lines = frozenset(
+            archival[row].line
+            for row in (rows if isinstance(rows, list) else [])
+            if isinstance(row, int) and 0 <= row < len(archival)
+        )
+        window = InjectedWindow(start, tuple(entry.line for entry in archival[start:]))
+        return MemorySnapshot(
+            agent,
+            str(data.get("backend") or self.backend),
+            core,
+            archival,
+            window,
+            warning=_text(data.get("warning")),
+            digest_lines=digest_lines,
+        )
+
+    def build_context(self, agent: str | None = None) -> str:
+        return str(self.server.get(f"{agent_path(agent)}/memory") or "")
+
+    def count_archival(self, agent: str | None) -> int:
+        return len(self.snapshot(agent).archival)
+
+    def lost(self, agent: str | None = None) -> list[MemoryEntry]:
+        return []  # the server's own `memory doctor` finds them
+
+    def reconcile(self, agent: str | None = None) -> list[Record]:
+        return []  # the server records outside changes itself
+
+    def accept(self, agent: str | None = None) -> list[MemoryEntry]:
+        raise self._on_server("memory doctor --accept")
+
+    def restore(self, agent: str | None = None) -> list[MemoryEntry]:
+        raise self._on_server("memory doctor --restore")
+
+    def _on_server(self, command: str) -> UsageError:
+        return UsageError(f"`oryxtui {command}` runs on the server itself ({self.server.name}).")
+
+    def uncovered(self, agent: str | None = None) -> int:
+        snapshot = self.snapshot(agent)
+        return len(snapshot.archival) - len(snapshot.covered) - len(snapshot.digests)
+
+    # Changing ---------------------------------------------------------------------------------
+
+    def save(
+        self, agent: str | None, content: str, scope: str | Scope = "archival", op: str = "save"
+    ) -> MemoryEntry:
+        scope_name = scope.value if isinstance(scope, Scope) else scope
+        if op == "digest":
+            data = self.server.post(f"{agent_path(agent)}/memory/digest", {"content": content})
+        else:
+            body = {"content": content, "scope": scope_name}
+            data = self.server.post(f"{agent_path(agent)}/memory", body)
+        return self._written(data)
+
+    def _written(self, data: object) -> MemoryEntry:
+        entry = entry_of(data)
+        if entry is None:
+            raise OryxError(
+                f"The server {self.server.name} made the change but answered it unreadably; "
+                "reload to see it."
+            )
+        return entry
+
+    def change(
+        self, agent: str | None, entry_id: str, content: str | None, scope: str | Scope | None
+    ) -> MemoryEntry:
+        body: dict[str, Any] = {}
+        if content is not None:
+            body["content"] = content
+        if scope is not None:
+            body["scope"] = scope.value if isinstance(scope, Scope) else scope
+        path = f"{agent_path(agent)}/memory/entries/{entry_id}"
+        return self._written(self.server.patch(path, body))
+
+    def edit(self, agent: str | None, entry_id: str, content: str) -> MemoryEntry:
+        return self.change(agent, entry_id, content, None)
+
+    def move(self, agent: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
+        return self.change(agent, entry_id, None, scope)
+
+    def delete(self, agent: str | None, entry_id: str) -> MemoryEntry:
+        return self._written(self.server.delete(f"{agent_path(agent)}/memory/entries/{entry_id}"))
+
+    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        data = self.server.post(f"{agent_path(agent)}/memory/duplicates/remove")
+        return entries_of(data, None, "the server's answer")
+
+    def consolidate(
+        self,
+        agent: str | None,
+        dry_run: bool = False,
+        summarise: object = None,
+        method: str = "",
+        min_entries: int = 1,
+    ) -> Digest | None:
+        """The server's digest (it summarises with the agent's model there)."""
+        data = self.server.post(f"{agent_path(agent)}/memory/digest", {"dry_run": dry_run})
+        if not isinstance(data, dict) or not isinstance(data.get("content"), str):
+            return None
+        return Digest(
+            data["content"],
+            entries_of(data.get("covers"), Scope.ARCHIVAL, "the server's digest"),
+            _text(data.get("method")) or "server",
+            _int(data.get("count")),
+            _int(data.get("uncovered_before")),
+        )
+
+    # History -----------------------------------------------------------------------------------
+
+    def history(self, agent: str | None = None, since: datetime | None = None) -> list[Record]:
+        params = {"since": since.isoformat()} if since is not None else {}
+        data = self.server.get(f"{agent_path(agent)}/memory/history", **params)
+        items = data if isinstance(data, list) else []
+        records = [record_of(item) for item in items]
+        good = [record for record in records if record is not None]
+        notices.skipped(len(records) - len(good), "history", f"the server {self.server.name}")
+        return good
+
+    def history_problems(self, agent: str | None = None) -> str | None:
+        return None  # the server says them in its answers' warnings
+
+    def change_record(self, agent: str | None, n: int) -> Record:
+        for record in self.history(agent):
+            if record.n == n:
+                return record
+        raise UsageError(f"The history holds no change {n}; `oryxtui memory log` lists them.")
+
+    def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
+        try:
+            data = self.server.get(f"{agent_path(agent)}/memory/history/{n}")
+        except NotFound:
+            return None
+        data = data if isinstance(data, dict) else {}
+        return self._snapshot(agent, data.get("memory")), str(data.get("block") or "")
+
+    def bring_back(self, agent: str | None, record: Record | int) -> list[MemoryEntry]:
+        n = record if isinstance(record, int) else record.n
+        data = self.server.post(f"{agent_path(agent)}/memory/history/{n}/bring-back")
+        return entries_of(data, None, "the server's answer")
+
+    # Recall --------------------------------------------------------------------------------------
+
+    def recall(self, agent: str | None, keyword: str, semantic: bool = True) -> Recall:
+        if not keyword.strip():
+            raise UsageError("Nothing to recall: the keyword is empty.")
+        data = self.server.get(
+            f"{agent_path(agent)}/memory/recall", keyword=keyword, explain="true"
+        )
+        return recall_of(data, keyword)
+
+    def recall_across(
+        self, agents: Sequence[str | None], keyword: str, semantic: bool = True
+    ) -> Recall:
+        found, problems = [], []
+        for agent in agents:
+            try:
+                recall = self.recall(agent, keyword, semantic)
+            except OryxError as exc:
+                if isinstance(exc, UsageError):
+                    raise
+                problems.append(str(exc))
+                continue
+            found.append(replace(recall, hits=[replace(h, agent=agent) for h in recall.hits]))
+        return merged(keyword, found, problems, None)
+
+    def find_core(self, agent: str | None, query: str) -> list[MemoryEntry]:
+        return core_holding(self.snapshot(agent).core, query)
+
+    def index_status(self, agent: str | None = None) -> IndexStatus | None:
+        return status_of(self.server.get(f"{agent_path(agent)}/memory/index"))
+
+    def sync_index(self, agent: str | None = None, rebuild: bool = False, progress: Any = None):
+        raise self._on_server("memory index")
