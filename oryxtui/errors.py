@@ -91,7 +91,7 @@ class DatabaseError(OryxError):
     http_status = 503
 
 
-class Unreachable(DatabaseError):
+class Unreachable(DatabaseError):  # also a server the dashboard is attached to
     """The shared database cannot be reached now (down, or the network): what was read last
     is still worth showing."""
 

@@ -13,7 +13,6 @@ from oryxtui.cli.common import (
     TOP,
     arg,
     checked_agent,
-    is_remote,
     open_workspace,
     print_json,
     say,
@@ -23,6 +22,7 @@ from oryxtui.cli.common import (
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label
+from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop

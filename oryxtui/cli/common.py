@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from oryxtui.errors import UsageError
 from oryxtui.terminal import is_terminal, json_text, neutralize
-from oryxtui.workspace import Workspace, find_workspace, is_valid_agent_name
+from oryxtui.workspace import Workspace, find_workspace, is_remote, is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.config import Settings
@@ -164,10 +164,6 @@ def open_workspace(args: argparse.Namespace) -> tuple[Workspace, Settings]:
         return cast("Workspace", place), Settings()
     workspace = find_workspace(args.root)
     return workspace, settings_of(workspace)
-
-
-def is_remote(workspace: Workspace) -> bool:
-    return getattr(workspace, "remote", False) is True
 
 
 def service_of(workspace: Workspace, settings: Settings) -> MemoryService:

@@ -13,7 +13,6 @@ from oryxtui.cli.common import (
     arg,
     checked_agent,
     entry_json,
-    is_remote,
     memories_of,
     memory_service,
     open_workspace,
@@ -26,6 +25,7 @@ from oryxtui.cli.common import (
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import is_terminal
+from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry

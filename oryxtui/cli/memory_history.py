@@ -15,7 +15,6 @@ from oryxtui.cli.common import (
     MEMORY,
     arg,
     entry_json,
-    is_remote,
     memories_of,
     memory_service,
     open_workspace,
@@ -29,7 +28,7 @@ from oryxtui.cli.memory import ALL_MEMORIES
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import json_text
-from oryxtui.workspace import is_valid_agent_name
+from oryxtui.workspace import is_remote, is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry

@@ -52,6 +52,8 @@ def serve(args: argparse.Namespace) -> int:
         http=protocol,
         log_level="warning",  # no access log: nothing that names a request's key
         timeout_keep_alive=5,
+        # Event streams never end by themselves: on shutdown they are cut after this long.
+        timeout_graceful_shutdown=2,
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
     )

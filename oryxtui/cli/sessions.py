@@ -11,7 +11,6 @@ from oryxtui.cli.common import (
     SESSIONS,
     arg,
     checked_agent,
-    is_remote,
     open_workspace,
     print_json,
     say,
@@ -23,7 +22,7 @@ from oryxtui.phrases import agent_label
 
 if TYPE_CHECKING:
     from oryxtui.agent.episodes import Episode, EpisodeStore
-    from oryxtui.workspace import Workspace
+    from oryxtui.workspace import Workspace, is_remote
 
 
 def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:

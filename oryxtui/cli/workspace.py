@@ -1,4 +1,5 @@
-"""`oryxtui init`, `oryxtui demo` and the dashboard (`oryxtui` alone)."""
+"""`oryxtui init`, `oryxtui demo`, the dashboard (`oryxtui` alone) and `oryxtui attach` (the
+dashboard over servers)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, service_of, settings_of
 from oryxtui.workspace import Workspace, find_workspace, init_workspace
+
+if TYPE_CHECKING:
+    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.memory.service import MemoryService
 
 
 @TOP.command(
@@ -39,6 +45,32 @@ def demo(args: argparse.Namespace) -> int:
         sys.stdout.write(f"Look at it with: oryxtui memory show --root {args.path} --agent atlas\n")
         return EXIT_OK
     return run_dashboard(workspace, live=args.live)
+
+
+@TOP.command(
+    "attach",
+    "the dashboard over one or more oryxtui servers, live",
+    arg(
+        "servers",
+        nargs="+",
+        metavar="URL",
+        help="a server's URL, or a name from the [remotes] table of ~/.config/oryxtui/config.toml",
+    ),
+    arg("--key-env", metavar="NAME", help="the environment variable holding the key"),
+)
+def attach(args: argparse.Namespace) -> int:
+    from oryxtui.config import Settings
+    from oryxtui.remote.fleet import Fleet
+    from oryxtui.remote.place import server_for
+
+    fleet = Fleet([server_for(target, args.key_env) for target in args.servers])
+    from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
+
+    place = cast("Workspace", fleet)
+    service = cast("MemoryService", fleet.memory)
+    runner = cast("AgentLoop", fleet.loop)
+    OryxApp(place, Settings(), service=service, runner=runner, watch=False).run()
+    return EXIT_OK
 
 
 def dashboard(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from oryxtui import errors, notices
-from oryxtui.errors import OryxError, ServiceUnavailable, UsageError
+from oryxtui.errors import OryxError, ServiceUnavailable, Unreachable, UsageError
 
 TIMEOUT_SECONDS = 30.0
 GLOBAL_PATH = "__global__"  # the global memory's name in the API's paths
@@ -34,9 +34,9 @@ _BY_STATUS: dict[int, type[OryxError]] = {
 }
 
 
-class ServerUnreachable(ServiceUnavailable):
+class ServerUnreachable(Unreachable):
     """The server does not answer (down, the network, a wrong URL): what was read last is
-    still worth showing."""
+    still worth showing (exit code 1, HTTP 503, as a database out of reach)."""
 
 
 def api_base(url: str) -> str:

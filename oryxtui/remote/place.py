@@ -94,7 +94,3 @@ class RemoteWorkspace:
         raise UsageError(
             f"Agents are made on the server: run `oryxtui agents new {agent}` there ({self.root})."
         )
-
-
-def is_remote(place: object) -> bool:
-    return getattr(place, "remote", False) is True

@@ -18,6 +18,7 @@ from textual.filter import LineFilter
 
 from oryxtui.agent.sessions import SessionStore, conversations, os_user
 from oryxtui.config import Settings
+from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.memory.store import Listened, Watch
@@ -28,13 +29,14 @@ from oryxtui.tui.messages import (
     IndexChanged,
     MemoryChanged,
     Noticed,
+    ServersChanged,
     StoreChanged,
     WatchStarted,
 )
 from oryxtui.tui.screens.dashboard import DashboardScreen
 from oryxtui.tui.text import Neutralised, tell
 from oryxtui.watching import watch_workspace
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import Workspace, is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
@@ -158,7 +160,11 @@ class OryxApp(App[None]):
                 dashboard.post_message(MemoryChanged(agent))
             elif kind == "session":
                 self.call_from_thread(self._turned, agent)
-            elif kind == "index" and self.service.embeds:
+            elif kind == "agents":
+                dashboard.post_message(AgentsChanged())
+            elif kind == "server":  # an attached server was lost or is back
+                dashboard.post_message(ServersChanged())
+            elif kind == "index":
                 self.call_from_thread(
                     self.run_worker,
                     partial(self._index_status, agent),
@@ -168,16 +174,20 @@ class OryxApp(App[None]):
                     exit_on_error=False,
                 )
 
+        title = "Server" if is_remote(self.workspace) else "Database"
+
         def lost(sentence: str) -> None:
             note = f"{sentence} Showing what was last read; reconnecting."
-            tell(self, note, title="Database", severity="warning")
+            tell(self, note, title=title, severity="warning")
 
         store.listen(self._stopping, heard, lost)
 
     def _index_status(self, agent: str | None) -> None:
         """Another host indexed the agent's entries: how much of its memory has vectors."""
-        engine = self.service.engine
-        status = engine.status(agent) if engine is not None else None
+        try:
+            status = self.service.index_status(agent)
+        except OryxError:
+            return  # said when the memory is read
         if status is not None:
             self.dashboard.post_message(IndexChanged(agent, status))
 

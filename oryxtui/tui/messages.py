@@ -56,6 +56,11 @@ class MemoryChanged(Message):
 
 
 @dataclass
+class ServersChanged(Message):
+    """An attached server was lost or came back: the sidebar marks it."""
+
+
+@dataclass
 class StoreChanged(Message):
     """Memory kept outside files changed, or may have: which agent is not known.
     `everyone`: count every agent again too (a local database; a remote server is asked only

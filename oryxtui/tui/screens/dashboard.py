@@ -36,6 +36,7 @@ from oryxtui.tui.messages import (
     Changed,
     IndexChanged,
     MemoryChanged,
+    ServersChanged,
     StoreChanged,
     WatchStarted,
 )
@@ -60,7 +61,7 @@ from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
-from oryxtui.workspace import AgentName, Workspace
+from oryxtui.workspace import AgentName, Workspace, is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
@@ -163,6 +164,9 @@ class DashboardScreen(Screen[None]):
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
         self.add_class("side-hidden")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
+        if is_remote(self.workspace):
+            self._list_agents()  # over the network: the first frame does not wait for it
+            return
         # The first frame already shows the first agent: see `_load`.
         self._agents_listed(AgentsListed(self.workspace.list_agents()))
 
@@ -196,10 +200,13 @@ class DashboardScreen(Screen[None]):
             stored = self.service.stored_agents()
         except OryxError:
             stored = []  # said when their memory is read
-        self.post_message(AgentsListed(sorted({*here, *stored})))
+        # Attached servers list theirs grouped by server, in the servers' order.
+        names = here if is_remote(self.workspace) else sorted({*here, *stored})
+        self.post_message(AgentsListed(names))
 
     def _load(self, agent: AgentName) -> None:
-        if isinstance(self.shown, Unselected) and self.service.watch is not Watch.POLL:
+        local = self.service.watch is not Watch.POLL and not is_remote(self.workspace)
+        if isinstance(self.shown, Unselected) and local:
             # Nothing is on screen yet and the memory is local: read it now, before the first
             # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
             # (then it is read in a worker, like every later read, and this cost a few ms).
@@ -255,7 +262,7 @@ class DashboardScreen(Screen[None]):
     @on(AgentsListed)
     def _agents_listed(self, event: AgentsListed) -> None:
         agents = self.agent_list
-        agents.list_agents(event.names)
+        agents.list_agents(event.names, getattr(self.workspace, "global_memory", True))
         self._counts_wanted = True  # once the selected agent is on screen
         if self.selected in agents.order:
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
@@ -335,6 +342,10 @@ class DashboardScreen(Screen[None]):
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
         self._list_agents()
+
+    @on(ServersChanged)
+    def _servers_changed(self) -> None:
+        self.agent_list.mark_servers(getattr(self.workspace, "state", {}))
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
@@ -464,7 +475,11 @@ class DashboardScreen(Screen[None]):
         from oryxtui.agent.consolidation import summariser_for
 
         try:
-            summarise, method, warnings = summariser_for(self.workspace, self.settings, agent)
+            summarise, method, warnings = (
+                (None, "", [])  # the server summarises with the agent's model there
+                if is_remote(self.workspace)
+                else summariser_for(self.workspace, self.settings, agent)
+            )
             digest = self.service.consolidate(agent, True, summarise, method)
         except OryxError as exc:
             tell(self, str(exc), severity="error")

@@ -5,16 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from oryxtui.tui.messages import SummariesLoaded
-from oryxtui.tui.overview import GLOBAL, UNSELECTED, AgentSummary, Selection
+from oryxtui.tui.overview import GLOBAL, UNSELECTED, AgentSummary, Selection, Unselected
 from oryxtui.workspace import AgentName
 
 GLOBAL_ID = "::global::"  # cannot collide with an agent name ([A-Za-z0-9_-]+)
@@ -32,9 +33,19 @@ def agent_of(option_id_: str | None) -> AgentName:
     return None if option_id_ in (None, GLOBAL_ID) else option_id_
 
 
+SERVER_ID = "::server::"  # a server's heading (attached servers): "::server::alpha"
+
+
+def server_of(name: AgentName) -> str | None:
+    """The server of an attached agent (`agent@server`), None for a local one."""
+    return name.rpartition("@")[2] if name is not None and "@" in name else None
+
+
 def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
     mark = ERROR if summary.error or summary.lost_count else CHANGED if changed else " "
     name = "(global memory)" if summary.name is None else summary.name
+    if server_of(summary.name) is not None:  # attached: the heading names the server
+        name = name.rpartition("@")[0] or "(global memory)"
     if summary.core_count is None or summary.archival_count is None:
         counts = "…" if not summary.error else "?"
     else:
@@ -43,13 +54,23 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
     if len(name) > room:
         name = name[: room - 1] + "…"
     label = Text(f"{mark} ")
-    style = "italic" if summary.name is None else "bold" if summary.has_definition else "dim"
+    global_memory = summary.name is None or summary.name.startswith("@")
+    style = "italic" if global_memory else "bold" if summary.has_definition else "dim"
     label.append(name.ljust(room), style=style)
     label.append(f" {counts}", style="dim")
     if summary.error or summary.lost_count:
         label.stylize("red", 0, 1)
     elif changed:
         label.stylize("green", 0, 1)
+    return label
+
+
+def server_label(server: str, state: str | None, width: int) -> Text:
+    """A server's heading: its name, and what is wrong while something is."""
+    label = Text(f"▾ {server}", style="bold reverse" if state is None else "bold")
+    if state is not None:
+        label.append(f" {ERROR} {state}", style="yellow")
+    label.truncate(width, overflow="ellipsis")
     return label
 
 
@@ -76,14 +97,16 @@ class AgentList(OptionList):
         self.summaries: dict[AgentName, AgentSummary] = {}
         self._changed_at: dict[AgentName, float] = {}
         # What each row was drawn from, by option id, in order: (summary, changed, width).
-        self._shown: dict[str, tuple[AgentSummary, bool, int]] = {}
+        self._shown: dict[str, tuple[AgentSummary, bool, int] | tuple[str, str | None]] = {}
+        self.servers: dict[str, str | None] = {}  # attached servers: None, or what is wrong
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._expire_markers)
 
-    def list_agents(self, names: list[str]) -> None:
-        """The agents on disk now; the global memory is always last."""
-        self.order = [*names, GLOBAL]
+    def list_agents(self, names: list[str], with_global: bool = True) -> None:
+        """The agents on disk now; the global memory is always last (attached servers list
+        theirs, each after its agents)."""
+        self.order = [*names, GLOBAL] if with_global else list(names)
         for gone in set(self.summaries) - set(self.order):
             del self.summaries[gone]
         for agent in self.order:
@@ -124,17 +147,30 @@ class AgentList(OptionList):
         """Show a marker beside the agent for a few seconds (its memory just changed)."""
         self._changed_at[agent] = self.clock()
 
+    def mark_servers(self, states: dict[str, str | None]) -> None:
+        """Which attached servers answer (None) and which are being reconnected to."""
+        self.servers = dict(states)
+        self._redraw()
+
+    def _index_of(self, agent: AgentName) -> int | None:
+        if agent not in self.order:
+            return None
+        try:
+            return self.get_option_index(option_id(agent))
+        except OptionDoesNotExist:  # not drawn yet
+            return None
+
     def watch_selected(self, agent: Selection) -> None:
-        if agent in self.order:
-            index = self.order.index(agent)
-            if self.highlighted != index:
-                with self.prevent(OptionList.OptionHighlighted):
-                    self.highlighted = index
+        index = None if isinstance(agent, Unselected) else self._index_of(agent)
+        if index is not None and self.highlighted != index:
+            with self.prevent(OptionList.OptionHighlighted):
+                self.highlighted = index
 
     def select(self, agent: AgentName) -> None:
         """Highlight the agent as if the user had moved to it."""
-        if agent in self.order:
-            self.highlighted = self.order.index(agent)
+        index = self._index_of(agent)
+        if index is not None:
+            self.highlighted = index
 
     @on(OptionList.OptionHighlighted)
     def _picked(self, event: OptionList.OptionHighlighted) -> None:
@@ -157,18 +193,30 @@ class AgentList(OptionList):
         now = self.clock()
         changed = {a for a, t in self._changed_at.items() if now - t < CHANGED_MARKER_SECONDS}
         width = max(16, self.scrollable_content_region.width or 26)
-        wanted = [
-            (option_id(agent), (self.summaries[agent], agent in changed, width))
-            for agent in self.order
-        ]
+        wanted: list[tuple[str, Any]] = []
+        heading = None
+        for agent in self.order:
+            server = server_of(agent)
+            if server is not None and server != heading:  # attached: grouped by server
+                heading = server
+                state = self.servers.get(server)
+                wanted.append((SERVER_ID + server, (server, state, width)))
+            wanted.append((option_id(agent), (self.summaries[agent], agent in changed, width)))
         ids = [option_id_ for option_id_, _ in wanted]
         shown = self._shown
         if ids == list(shown):
             for index, (option_id_, key) in enumerate(wanted):
                 if shown[option_id_] != key:
                     shown[option_id_] = key
-                    self.replace_option_prompt_at_index(index, agent_label(*key))
+                    self.replace_option_prompt_at_index(index, _label(key))
         else:
-            self.set_options(Option(agent_label(*key), id=option_id_) for option_id_, key in wanted)
+            self.set_options(
+                Option(_label(key), id=option_id_, disabled=option_id_.startswith(SERVER_ID))
+                for option_id_, key in wanted
+            )
             self._shown = dict(wanted)
         self.watch_selected(self.selected)
+
+
+def _label(key: Any) -> Text:
+    return server_label(*key) if isinstance(key[0], str) else agent_label(*key)

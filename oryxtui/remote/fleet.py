@@ -1,0 +1,362 @@
+"""Several servers as one place for the dashboard (`oryxtui attach URL…`): every agent is
+named `agent@server` (`@server` is that server's global memory), and each call goes to its
+server. The dashboard's screens run unchanged over it; the sidebar groups by server.
+
+Each server's event stream is followed in its own thread, resumed from the last event id after
+a break (the server replays what was missed, or says `reset` and everything of it is read
+again). A server that cannot be reached is marked and keeps what it showed; the others go on."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from oryxtui.errors import Forbidden, OryxError, Unauthenticated, UsageError
+from oryxtui.memory.format import MemoryEntry, Scope
+from oryxtui.memory.history.records import Record
+from oryxtui.memory.recall.results import Recall, merged
+from oryxtui.memory.snapshot import MemorySnapshot
+from oryxtui.memory.store import Watch
+from oryxtui.remote.client import Server, events
+from oryxtui.remote.memory import RemoteMemory, RemoteStore
+from oryxtui.remote.place import RemoteAgent, RemoteWorkspace
+from oryxtui.remote.talk import RemoteProvider
+
+SEP = "@"
+RECONNECTING = "reconnecting…"
+REFUSED = "key refused"
+BACKOFF_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+READ_TIMEOUT_SECONDS = 60.0  # 4 heartbeats: a server gone without a word is noticed by then
+
+Heard = Callable[[tuple[str, str | None] | None], None]
+
+
+def qualified(server: str, agent: str | None) -> str:
+    return f"{agent or ''}{SEP}{server}"
+
+
+def split(name: str | None) -> tuple[str, str | None]:
+    """`agent@server` → (server, agent); `@server` → (server, None)."""
+    if name is None or SEP not in name:
+        raise UsageError(f"{name!r} names no agent of an attached server.")
+    agent, _, server = name.rpartition(SEP)
+    return server, agent or None
+
+
+def shown_name(name: str | None) -> str | None:
+    """What the sidebar shows of a qualified name: the agent (None: a global memory)."""
+    if name is None or SEP not in name:
+        return name
+    return split(name)[1]
+
+
+class Fleet:
+    """The attached servers, by name (their `[remotes]` name, else host:port)."""
+
+    remote = True
+    global_memory = False  # each server's global memory is listed with its agents
+
+    def __init__(self, servers: Sequence[Server]) -> None:
+        names = [server.name for server in servers]
+        if len(set(names)) != len(names):
+            raise UsageError("Each server is attached once; two of the URLs name the same one.")
+        self.places = {server.name: RemoteWorkspace(server) for server in servers}
+        self.root = ", ".join(place.root for place in self.places.values())
+        self.state: dict[str, str | None] = dict.fromkeys(self.places)  # None: connected
+        self._listed: dict[str, list[str]] = {name: [] for name in self.places}
+        self.memory = FleetMemory(self)
+        self.loop = FleetLoop(self)
+
+    def place(self, server: str) -> RemoteWorkspace:
+        try:
+            return self.places[server]
+        except KeyError:
+            raise UsageError(f"No server {server!r} is attached.") from None
+
+    # The workspace's methods the dashboard calls ---------------------------------------------
+
+    def list_agents(self) -> list[str]:
+        """Every server's agents, then its global memory, server by server (a server out of
+        reach: what it listed last)."""
+        names: list[str] = []
+        for server, place in self.places.items():
+            with contextlib.suppress(OryxError):  # out of reach: what it listed last
+                self._listed[server] = place.list_agents()
+            names += [qualified(server, agent) for agent in self._listed[server]]
+            names.append(qualified(server, None))
+        return names
+
+    def memories(self) -> list[str | None]:
+        return list(self.list_agents())
+
+    def read_agent(self, name: str) -> RemoteAgent | None:
+        server, agent = split(name)
+        return self.place(server).read_agent(agent) if agent else None
+
+    def closest_agents(self, agent: str) -> list[str]:
+        return []
+
+    def check_write_target(self, path: object) -> None:
+        raise UsageError("The memory is on a server: it has no file here to open in an editor.")
+
+    # The event streams -----------------------------------------------------------------------
+
+    def listen(self, stop: threading.Event, heard: Heard, lost: Callable[[str], None]) -> None:
+        """Follow every server's event stream until `stop` (the app's listening worker)."""
+        threads = [
+            threading.Thread(target=self.follow, args=(server, stop, heard, lost), daemon=True)
+            for server in self.places
+        ]
+        for thread in threads:
+            thread.start()
+        stop.wait()
+
+    def follow(
+        self, server: str, stop: threading.Event, heard: Heard, lost: Callable[[str], None]
+    ) -> None:
+        place = self.places[server]
+        last_id: str | None = None
+        failures = 0
+        while not stop.is_set():
+            headers = {"Last-Event-ID": last_id} if last_id else {}
+            try:
+                with place.server.stream(
+                    "GET", "/events", headers=headers, read_timeout=READ_TIMEOUT_SECONDS
+                ) as lines:
+                    for event_id, data in events(lines):
+                        if stop.is_set():
+                            return
+                        if failures or self.state[server] is not None:
+                            failures = 0
+                            self._set_state(server, None, heard)
+                        last_id = event_id or last_id
+                        self._tell(server, data, heard)
+                raise OSError("the server closed the event stream")
+            except (OryxError, OSError) as exc:
+                if stop.is_set():
+                    return
+                refused = isinstance(exc, (Unauthenticated, Forbidden))
+                state = REFUSED if refused else RECONNECTING
+                if self.state[server] != state:
+                    self._set_state(server, state, heard)
+                    lost(str(exc) if str(exc).startswith(server) else f"{server}: {exc}")
+                failures += 1
+                stop.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS)) - 1])
+
+    def _set_state(self, server: str, state: str | None, heard: Heard) -> None:
+        self.state[server] = state
+        heard(("server", server))
+
+    def _tell(self, server: str, data: dict[str, Any], heard: Heard) -> None:
+        kind = data["kind"]
+        agent = data.get("agent")
+        agent = agent if isinstance(agent, str) else None
+        if kind in ("memory", "session", "index"):
+            heard((kind, qualified(server, agent)))
+        elif kind == "agents":
+            heard(("agents", None))
+        elif kind == "reset":  # what happened since is not known: read everything again
+            heard(None)
+
+
+class FleetMemory:
+    """The memory of every attached server, by qualified name."""
+
+    watch = Watch.NOTIFY
+    engine = None
+    recall_setup = None
+    backend = "remote"
+    embeds = False
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.store = RemoteStore(fleet.listen)
+
+    def _on(self, name: str | None) -> tuple[RemoteMemory, str | None]:
+        server, agent = split(name)
+        return self.fleet.place(server).memory, agent
+
+    @property
+    def ranked(self) -> bool:
+        ranked = False
+        for place in self.fleet.places.values():
+            try:
+                ranked = ranked or place.memory.ranked
+            except OryxError:
+                continue
+        return ranked
+
+    def stored_agents(self) -> list[str]:
+        return []
+
+    def snapshot(self, name: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+        memory, agent = self._on(name)
+        return replace(memory.snapshot(agent), agent=name)
+
+    def build_context(self, name: str | None = None) -> str:
+        memory, agent = self._on(name)
+        return memory.build_context(agent)
+
+    def count_archival(self, name: str | None) -> int:
+        return len(self.snapshot(name).archival)
+
+    def lost(self, name: str | None = None) -> list[MemoryEntry]:
+        return []
+
+    def reconcile(self, name: str | None = None) -> list[Record]:
+        return []
+
+    def accept(self, name: str | None = None) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.accept(agent)
+
+    def restore(self, name: str | None = None) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.restore(agent)
+
+    def save(
+        self, name: str | None, content: str, scope: str | Scope = "archival", op: str = "save"
+    ) -> MemoryEntry:
+        memory, agent = self._on(name)
+        return memory.save(agent, content, scope, op)
+
+    def edit(self, name: str | None, entry_id: str, content: str) -> MemoryEntry:
+        memory, agent = self._on(name)
+        return memory.edit(agent, entry_id, content)
+
+    def move(self, name: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
+        memory, agent = self._on(name)
+        return memory.move(agent, entry_id, scope)
+
+    def change(
+        self, name: str | None, entry_id: str, content: str | None, scope: str | Scope | None
+    ) -> MemoryEntry:
+        memory, agent = self._on(name)
+        return memory.change(agent, entry_id, content, scope)
+
+    def delete(self, name: str | None, entry_id: str) -> MemoryEntry:
+        memory, agent = self._on(name)
+        return memory.delete(agent, entry_id)
+
+    def remove_duplicates(self, name: str | None) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.remove_duplicates(agent)
+
+    def consolidate(self, name: str | None, dry_run: bool = False, *_: object) -> Any:
+        memory, agent = self._on(name)
+        return memory.consolidate(agent, dry_run)
+
+    def history(self, name: str | None = None, since: datetime | None = None) -> list[Record]:
+        memory, agent = self._on(name)
+        return memory.history(agent, since)
+
+    def history_problems(self, name: str | None = None) -> str | None:
+        return None
+
+    def change_record(self, name: str | None, n: int) -> Record:
+        memory, agent = self._on(name)
+        return memory.change_record(agent, n)
+
+    def as_of(self, name: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
+        memory, agent = self._on(name)
+        then = memory.as_of(agent, n)
+        return None if then is None else (replace(then[0], agent=name), then[1])
+
+    def bring_back(self, name: str | None, record: Record | int) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.bring_back(agent, record)
+
+    def recall(self, name: str | None, keyword: str, semantic: bool = True) -> Recall:
+        memory, agent = self._on(name)
+        return memory.recall(agent, keyword, semantic)
+
+    def recall_across(
+        self, names: Sequence[str | None], keyword: str, semantic: bool = True
+    ) -> Recall:
+        found, problems = [], []
+        for name in names:
+            try:
+                recall = self.recall(name, keyword, semantic)
+            except OryxError as exc:
+                if isinstance(exc, UsageError):
+                    raise
+                problems.append(str(exc))
+                continue
+            found.append(replace(recall, hits=[replace(h, agent=name) for h in recall.hits]))
+        return merged(keyword, found, problems, None)
+
+    def find_core(self, name: str | None, query: str) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.find_core(agent, query)
+
+    def index_status(self, name: str | None = None) -> Any:
+        memory, agent = self._on(name)
+        return memory.index_status(agent)
+
+
+class FleetEpisodes:
+    """Every attached server's conversations; a session is asked of the server it came
+    from."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self._from: dict[str, str] = {}  # session id → server, as listed
+
+    def sync(self, name: str | None = None, every_agent: bool = False) -> int:
+        return 0
+
+    def sessions(self, name: str | None, every_agent: bool = False) -> list[dict[str, Any]]:
+        server, agent = split(name)
+        found = self.fleet.place(server).loop.episodes.sessions(agent, every_agent)
+        for session in found:
+            self._from[str(session["session"])] = server
+        return found
+
+    def session(self, session_id: str) -> list[Any]:
+        servers = [self._from[session_id]] if session_id in self._from else list(self.fleet.places)
+        for server in servers:
+            turns = self.fleet.place(server).loop.episodes.session(session_id)
+            if turns:
+                return turns
+        return []
+
+    def search(self, name: str | None, query: str, *args: Any, **options: Any) -> list[Any]:
+        server, agent = split(name)
+        found = self.fleet.place(server).loop.episodes.search(agent, query, *args, **options)
+        for turn in found:
+            self._from[turn.session_id] = server
+        return found
+
+
+class FleetSessions:
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+
+    def load(self, session_id: str, name: str | None, channel: str, user: str) -> Any:
+        server, agent = split(name)
+        return self.fleet.place(server).loop.sessions.load(session_id, agent, channel, user)
+
+
+class FleetLoop:
+    """Every attached server's agent loop, by qualified name."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.episodes = FleetEpisodes(fleet)
+        self.sessions = FleetSessions(fleet)
+
+    def provider(self, name: str | None) -> RemoteProvider:
+        server, agent = split(name)
+        return self.fleet.place(server).loop.provider(agent)
+
+    def prompt(self, name: str | None, session_id: str, ask: bool = True) -> Any:
+        server, agent = split(name)
+        return self.fleet.place(server).loop.prompt(agent, session_id, ask)
+
+    def run(self, name: str | None, message: str, channel: str, user: str) -> Any:
+        server, agent = split(name)
+        return self.fleet.place(server).loop.run(agent, message, channel, user)
