@@ -22,19 +22,20 @@ def _store(args: argparse.Namespace) -> KeyStore:
     "create",
     "make a key (shown once; only its hash is kept)",
     arg("name", metavar="NAME", help="who it is for; recorded as the actor of its changes"),
-    arg("--scope", required=True, type=Scope.parse, help="read, write or admin"),
+    arg("--scope", required=True, choices=[s.label for s in Scope], help="what it may do"),
     arg("--agents", metavar="PATTERN", help="only these agents: globs, comma-separated"),
     json=True,
 )
 def create(args: argparse.Namespace) -> int:
     agents = parse_agents(args.agents)
-    key = _store(args).create(args.name, args.scope, agents)
+    scope = Scope.parse(args.scope)
+    key = _store(args).create(args.name, scope, agents)
     if args.json:
-        print_json({"name": args.name, "scope": args.scope.label, "key": key})
+        print_json({"name": args.name, "scope": scope.label, "key": key})
         return EXIT_OK
     reach = f" for agents {', '.join(agents)}" if agents else ""
     sys.stderr.write(
-        f"Key {args.name!r} ({args.scope.label}{reach}) made. It is shown this once; "
+        f"Key {args.name!r} ({scope.label}{reach}) made. It is shown this once; "
         "keep it in a secret store (clients read it from an environment variable).\n"
     )
     sys.stdout.write(key + "\n")

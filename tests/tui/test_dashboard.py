@@ -18,9 +18,9 @@ from oryxtui.demo import create_demo_workspace
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
-from oryxtui.watching import watched_folders
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.entry_view import EntryView
+from oryxtui.watching import watched_folders
 from oryxtui.workspace import Workspace
 from tests.dashboard_support import (
     agent_list,
