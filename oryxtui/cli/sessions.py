@@ -19,10 +19,11 @@ from oryxtui.cli.common import (
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label
+from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.episodes import Episode, EpisodeStore
-    from oryxtui.workspace import Workspace, is_remote
+    from oryxtui.workspace import Workspace
 
 
 def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:

@@ -125,7 +125,7 @@ class Server:
                 notices.notice(f"{self.name}: {warning}")
         if response.status_code >= 400 or answer.get("code") not in (0, None):
             error = _BY_STATUS.get(response.status_code, OryxError)
-            raise error(f"{self.name}: {message}")
+            raise error(message)  # as the command would say it locally
         return answer.get("data")
 
     def unreachable(self, error: Exception) -> ServerUnreachable:
