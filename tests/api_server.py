@@ -27,6 +27,7 @@ class RunningApi:
             host="127.0.0.1",
             port=free_port(),
             log_level="warning",
+            timeout_graceful_shutdown=1,  # event streams end only when cut, as `serve` does
         )
         self.server = uvicorn.Server(config)
         self.url = f"http://127.0.0.1:{config.port}"

@@ -142,7 +142,8 @@ def _replay(body: bytes, then: Receive) -> Receive:
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection that has not finished a request's
-    headers within HEADER_TIMEOUT_SECONDS (uvicorn itself waits forever: slowloris)."""
+    headers within HEADER_TIMEOUT_SECONDS (uvicorn itself waits forever: slowloris), and
+    ending streamed answers when the server stops."""
 
     header_timeout = HEADER_TIMEOUT_SECONDS
     _header_deadline = None
@@ -164,6 +165,16 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        """The server is stopping: a response still streaming (an event stream) is told its
+        client left, so it ends now instead of holding the shutdown up."""
+        super().shutdown()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+            self.transport.close()  # the client sees the stream end, and reconnects
 
     def _arm_header_deadline(self) -> None:
         self._disarm_header_deadline()

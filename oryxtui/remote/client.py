@@ -4,6 +4,7 @@ the command would meet locally."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,9 +78,17 @@ class Server:
             follow_redirects=False,
         )
         self.key = key
+        self._streams: set[httpx.Response] = set()  # open now, closed by `interrupt`
 
     def close(self) -> None:
+        self.interrupt()
         self._client.close()
+
+    def interrupt(self) -> None:
+        """End every stream being read (from another thread): its reader sees it closed."""
+        for response in list(self._streams):
+            with contextlib.suppress(Exception):
+                response.close()
 
     # Plain requests ----------------------------------------------------------------------
 
@@ -156,8 +165,12 @@ class Server:
                     response.read()
                     self.data(response)
                     raise ServiceUnavailable(f"The server {self.name} sent no event stream.")
-                yield response.iter_lines()
-        except httpx.TransportError as exc:
+                self._streams.add(response)
+                try:
+                    yield response.iter_lines()
+                finally:
+                    self._streams.discard(response)
+        except (httpx.TransportError, httpx.StreamClosed) as exc:
             raise self.unreachable(exc) from None
 
 

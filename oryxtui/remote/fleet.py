@@ -114,6 +114,8 @@ class Fleet:
         for thread in threads:
             thread.start()
         stop.wait()
+        for place in self.places.values():
+            place.server.interrupt()  # a stream waiting for its next event ends now
 
     def follow(
         self, server: str, stop: threading.Event, heard: Heard, lost: Callable[[str], None]
