@@ -22,8 +22,10 @@ def free_port() -> int:
 class ServeProcess:
     """`with ServeProcess(root) as server:` — up and answering, stopped on exit."""
 
-    def __init__(self, root: Path, *args: str, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    def __init__(
+        self, root: Path, *args: str, env: dict[str, str] | None = None, port: int | None = None
+    ) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.command = [
             oryxtui_executable(),
@@ -60,7 +62,14 @@ class ServeProcess:
             next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1]
         )
 
+    def crash(self) -> None:
+        """Killed at once, as a crash or a lost host: no goodbye to any client."""
+        self.process.kill()
+        self.process.wait()
+
     def __exit__(self, *_: object) -> None:
+        if self.process.poll() is not None:
+            return
         self.process.terminate()
         try:
             self.process.wait(timeout=10)

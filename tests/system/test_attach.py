@@ -1,0 +1,120 @@
+"""The dashboard attached to real `serve` processes: a server killed and restarted is marked,
+the others keep working, and it is caught up on with nothing missed; two servers on one shared
+database both stream every change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from oryxtui.agent.loop import AgentLoop
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.remote.client import Server
+from oryxtui.remote.fleet import RECONNECTING, Fleet
+from oryxtui.tui.app import OryxApp
+from oryxtui.workspace import Workspace, init_workspace
+from tests.api_server import EventReader
+from tests.backends import on_database
+from tests.dashboard_support import agent_list, wait_for
+from tests.serve_process import ServeProcess
+from tests.support import cli, make_agent, oryxtui_process
+
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
+
+
+def attach(servers: dict[str, str]) -> OryxApp:
+    fleet = Fleet([Server(url, name=name) for name, url in servers.items()])
+    return OryxApp(
+        cast(Workspace, fleet),
+        Settings(),
+        service=cast(MemoryService, fleet.memory),
+        runner=cast(AgentLoop, fleet.loop),
+        watch=False,
+        user="tester",
+    )
+
+
+def save(workspace: Workspace, agent: str, text: str, env: dict | None = None) -> None:
+    args = ["memory", "save", text, "--agent", agent, "--root", str(workspace.root)]
+    done = oryxtui_process(*args, env=env) if env else None
+    if done is not None:
+        assert done.returncode == 0, done.stderr
+    else:
+        assert cli(*args).code == 0
+
+
+def number(event_id: str | None) -> int:
+    assert event_id is not None
+    return int(event_id.rpartition(".")[2])
+
+
+async def test_a_killed_server_is_marked_and_caught_up_on_after_restart(tmp_path: Path) -> None:
+    one, two = init_workspace(tmp_path / "one"), init_workspace(tmp_path / "two")
+    make_agent(one, "ops")
+    make_agent(two, "atlas")
+    with ServeProcess(one.root) as first, ServeProcess(two.root) as second:
+        app = attach({"one": first.url, "two": second.url})
+        async with app.run_test(size=(140, 40)) as pilot:
+            agents = agent_list(app)
+            await wait_for(pilot, lambda: "atlas@two" in agents.order)
+            await wait_for(pilot, lambda: agents.summaries["atlas@two"].archival_count == 0)
+
+            second.crash()
+            await wait_for(pilot, lambda: agents.servers.get("two") == RECONNECTING)
+            save(one, "ops", "the first server keeps working")  # the other goes on
+            await wait_for(pilot, lambda: agents.summaries["ops@one"].archival_count == 1)
+            for n in range(3):  # written while its server is down
+                save(two, "atlas", f"written while down {n}")
+
+            with ServeProcess(two.root, port=second.port):
+                await wait_for(pilot, lambda: agents.servers.get("two") is None)
+                await wait_for(pilot, lambda: agents.summaries["atlas@two"].archival_count == 3)
+                save(two, "atlas", "after the restart")
+                await wait_for(pilot, lambda: agents.summaries["atlas@two"].archival_count == 4)
+
+
+def test_event_ids_resume_without_a_gap_and_a_restart_is_a_reset(tmp_path: Path) -> None:
+    workspace = init_workspace(tmp_path / "w")
+    make_agent(workspace, "ops")
+    with ServeProcess(workspace.root) as server:
+        with EventReader(server.url) as events:
+            events.next()
+            save(workspace, "ops", "one")
+            last_id, _ = events.until(lambda d: d["kind"] == "memory")[-1]
+        for n in range(5):
+            save(workspace, "ops", f"away {n}")
+        with EventReader(server.url, {"Last-Event-ID": str(last_id)}) as events:
+            missed = [events.next() for _ in range(5)]
+        assert [number(i) for i, _ in missed] == [number(last_id) + k for k in range(1, 6)]
+        assert [d["change"]["op"] for _, d in missed] == ["save"] * 5
+        port = server.port
+    with ServeProcess(workspace.root, port=port) as again:
+        with EventReader(again.url, {"Last-Event-ID": str(missed[-1][0])}) as events:
+            _, data = events.next()
+            assert data["kind"] == "reset"  # another run: read everything again
+
+
+async def test_two_servers_on_one_shared_database_both_stream_every_change(
+    tmp_path: Path, database_url: str
+) -> None:
+    env = on_database(database_url)
+    here, there = init_workspace(tmp_path / "here"), init_workspace(tmp_path / "there")
+    for workspace in (here, there):
+        make_agent(workspace, "shared")
+    with ServeProcess(here.root, env=env) as a, ServeProcess(there.root, env=env) as b:
+        with EventReader(b.url) as events:
+            events.next()
+            saved = a.client().post("/api/v1/agents/shared/memory", json={"content": "via a"})
+            assert saved.status_code == 200, saved.text
+            seen = events.until(lambda d: d.get("agent") == "shared" and "change" in d)
+            assert seen[-1][1]["change"]["actor"] == "api", seen
+        app = attach({"b": b.url})
+        async with app.run_test(size=(140, 40)) as pilot:
+            agents = agent_list(app)
+            await wait_for(pilot, lambda: "shared@b" in agents.order)
+            await wait_for(pilot, lambda: agents.summaries["shared@b"].archival_count == 1)
+            save(here, "shared", "from another host", env=env)
+            await wait_for(pilot, lambda: agents.summaries["shared@b"].archival_count == 2)
