@@ -91,10 +91,12 @@ def test_event_ids_resume_without_a_gap_and_a_restart_is_a_reset(tmp_path: Path)
         assert [number(i) for i, _ in missed] == [number(last_id) + k for k in range(1, 6)]
         assert [d["change"]["op"] for _, d in missed] == ["save"] * 5
         port = server.port
-    with ServeProcess(workspace.root, port=port) as again:
-        with EventReader(again.url, {"Last-Event-ID": str(missed[-1][0])}) as events:
-            _, data = events.next()
-            assert data["kind"] == "reset"  # another run: read everything again
+    with (
+        ServeProcess(workspace.root, port=port) as again,
+        EventReader(again.url, {"Last-Event-ID": str(missed[-1][0])}) as events,
+    ):
+        _, data = events.next()
+        assert data["kind"] == "reset"  # another run: read everything again
 
 
 async def test_two_servers_on_one_shared_database_both_stream_every_change(
