@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -70,11 +71,20 @@ class Server:
         self.base = api_base(url)
         self.name = name or urlsplit(self.base).netloc
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        verify: ssl.SSLContext | bool = True
+        if ca_cert:
+            try:
+                verify = ssl.create_default_context(cafile=ca_cert)
+            except (OSError, ssl.SSLError) as exc:
+                raise UsageError(
+                    f"The CA certificate {ca_cert} for {self.name} cannot be used ({exc}); "
+                    "name a PEM file in [remotes]."
+                ) from None
         self._client = httpx.Client(
             base_url=self.base,
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            verify=ca_cert or True,
+            verify=verify,
             follow_redirects=False,
         )
         self.key = key

@@ -20,7 +20,8 @@ from tests.api_server import EventReader
 from tests.backends import on_database
 from tests.dashboard_support import agent_list, wait_for
 from tests.serve_process import ServeProcess
-from tests.support import cli, make_agent, oryxtui_process
+from tests.support import cli, make_agent, oryxtui_executable, oryxtui_process
+from tests.tmux import Terminal
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
@@ -120,3 +121,31 @@ async def test_two_servers_on_one_shared_database_both_stream_every_change(
             await wait_for(pilot, lambda: agents.summaries["shared@b"].archival_count == 1)
             save(here, "shared", "from another host", env=env)
             await wait_for(pilot, lambda: agents.summaries["shared@b"].archival_count == 2)
+
+
+def test_attach_in_a_terminal_shows_each_server_and_follows_it(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """The real `oryxtui attach` in tmux: servers by name from the user's [remotes], keys from
+    the variables named there; a save on a server appears on screen."""
+    one = init_workspace(tmp_path / "one")
+    (make_agent(one, "ops") / "MEMORY.md").write_text(
+        "## 核心记忆\n## 归档记忆\n- [2026-07-21 09:00:00] first note of ops\n"
+    )
+    key = cli("keys", "create", "viewer", "--scope", "read", "--root", str(one.root))
+    config = tmp_path / "xdg" / "oryxtui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    with ServeProcess(one.root) as server:
+        config.write_text(f'[remotes.prod]\nurl = "{server.url}"\nkey_env = "PROD_KEY"\n')
+        terminal.start(
+            f"env XDG_CONFIG_HOME={tmp_path / 'xdg'} PROD_KEY={key.stdout.strip()} "
+            f"{oryxtui_executable()} attach prod",
+            width=140,
+        )
+        terminal.wait(lambda: "first note of ops" in terminal.screen(), "the entries")
+        screen = terminal.screen()
+        assert "▾ prod" in screen and "ops" in screen
+        save(one, "ops", "typed on the server's host")
+        terminal.wait(lambda: "typed on the server's host" in terminal.screen(), "the new entry")
+        terminal.keys("q")
+        terminal.wait(lambda: not terminal.alive(), "quit")
