@@ -66,9 +66,10 @@ def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
     refused = run_oryxtui("memory", "show", *root, env=on_database(url))
     assert refused.returncode == 1 and "run `oryxtui db upgrade` once" in refused.stderr
     first = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
-    assert json.loads(first.stdout)["from"] == 0 and json.loads(first.stdout)["to"] == 1
+    upgraded = json.loads(first.stdout)
+    assert upgraded["from"] == 0 and upgraded["to"] == SCHEMA_VERSION
     again = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
-    assert json.loads(again.stdout) == {"url": url, "from": 1, "to": 1}
+    assert json.loads(again.stdout) == {"url": url, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION}
     status = json.loads(run_oryxtui("db", "status", *root, "--json", env=on_database(url)).stdout)
     assert status["schema_version"] == SCHEMA_VERSION and status["pgvector"]
     assert status["tables"]["memory_entries"] == 0
@@ -381,3 +382,28 @@ def test_migrated_memory_takes_the_one_way_in(workspace: Workspace, database_url
     assert done.copied["memory_entries"] == 1 and done.skipped["memory_entries"] == 1
     assert done.verified["memory_entries"] == 2
     database.close()
+
+
+def test_a_database_of_the_first_schema_is_upgraded_to_keys(
+    postgres_server: object, workspace: Workspace
+) -> None:
+    """A database made by the previous oryxtui (schema 1) gets the keys table from `db
+    upgrade`; until then every command says to run it."""
+    from oryxtui.postgres import UPGRADES
+    from tests.postgres_server import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    url = postgres_server.database()
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(UPGRADES[0].encode())
+        db.execute("INSERT INTO oryxtui_schema (version) VALUES (1)")
+    root = ("--root", str(workspace.root))
+    refused = run_oryxtui("keys", "list", *root, env=on_database(url))
+    assert refused.returncode == 1 and "schema version 1" in refused.stderr
+    upgraded = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
+    assert json.loads(upgraded.stdout)["from"] == 1
+    made = run_oryxtui("keys", "create", "ci", "--scope", "read", *root, env=on_database(url))
+    assert made.returncode == 0 and made.stdout.startswith("oryx_")
+    with psycopg.connect(url) as db:
+        ((hashed,),) = db.execute("SELECT key_hash FROM oryxtui_api_keys").fetchall()
+    assert hashed != made.stdout.strip() and len(hashed) == 64
