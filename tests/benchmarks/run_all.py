@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import bench_attach
 import bench_cli
 import bench_dashboard
 import bench_import
@@ -36,6 +37,7 @@ def collect() -> dict[str, object]:
         "recall": bench_recall.run(),
         "import": bench_import.run(),
         "postgres": bench_postgres.run(),
+        "attach": bench_attach.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
