@@ -15,9 +15,9 @@ import logging
 import secrets
 import threading
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from oryxtui.config import Settings
@@ -125,6 +125,7 @@ class EventFeed:
         self._seen: dict[str | None, int] = {}  # the newest history record told, per agent
         self._sessions_seen: object = None  # the newest last_active_at told (oryxos.db)
         self._lock = threading.Lock()
+        self._database: Any = None  # where sessions are: opened on first use
 
     # What the server starts with -----------------------------------------------------------
 
@@ -190,12 +191,8 @@ class EventFeed:
 
     def sessions_changed(self) -> None:
         """oryxos.db changed: a `session` event for each session that moved on since."""
-        from oryxtui.agent.sessions import conversations
-
         with self._lock:
-            database = conversations(self.workspace, self.settings)
-            rows = _rows(
-                database,
+            rows = self._sessions_database().query(
                 "SELECT session_id, profile_name, last_active_at FROM sessions "
                 + ("WHERE last_active_at > ? " if self._sessions_seen is not None else "")
                 + "ORDER BY last_active_at",
@@ -206,14 +203,17 @@ class EventFeed:
                 self.events.publish("session", agent=agent, session=session)
 
     def _latest_session_time(self) -> object:
-        from oryxtui.agent.sessions import conversations
-
-        rows = _rows(
-            conversations(self.workspace, self.settings),
-            "SELECT max(last_active_at) FROM sessions",
-            (),
-        )
+        rows = self._sessions_database().query("SELECT max(last_active_at) FROM sessions")
         return rows[0][0] if rows else None
+
+    def _sessions_database(self) -> Any:
+        if self._database is None:
+            from oryxtui import database
+            from oryxtui.agent.sessions import conversations
+
+            found = conversations(self.workspace, self.settings)
+            self._database = database.Database(found) if isinstance(found, Path) else found
+        return self._database
 
     def index_changed(self, agent: str | None, status: Any = None) -> None:
         self.events.publish(
@@ -276,13 +276,3 @@ class EventFeed:
             log.warning("%s The event stream resumes when it is back.", sentence)
 
         store.listen(stopped, heard, lost)
-
-
-def _rows(database: Any, sql: str, params: Iterable[object]) -> list[tuple[Any, ...]]:
-    from pathlib import Path
-
-    from oryxtui import database as sqlite
-
-    if isinstance(database, Path):
-        database = sqlite.Database(database)
-    return list(database.query(sql, tuple(params)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -135,10 +135,3 @@ async def chat(
     return StreamingResponse(
         stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
     )
-
-
-def loop_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """The `data` objects of an event stream's lines (what a client reads)."""
-    for line in lines:
-        if line.startswith("data:"):
-            yield json.loads(line[5:].strip())

@@ -7,14 +7,9 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, service_of, settings_of
 from oryxtui.workspace import Workspace, find_workspace, init_workspace
-
-if TYPE_CHECKING:
-    from oryxtui.agent.loop import AgentLoop
-    from oryxtui.memory.service import MemoryService
 
 
 @TOP.command(
@@ -59,17 +54,13 @@ def demo(args: argparse.Namespace) -> int:
     arg("--key-env", metavar="NAME", help="the environment variable holding the key"),
 )
 def attach(args: argparse.Namespace) -> int:
-    from oryxtui.config import Settings
     from oryxtui.remote.fleet import Fleet
     from oryxtui.remote.place import server_for
 
     fleet = Fleet([server_for(target, args.key_env) for target in args.servers])
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
 
-    place = cast("Workspace", fleet)
-    service = cast("MemoryService", fleet.memory)
-    runner = cast("AgentLoop", fleet.loop)
-    OryxApp(place, Settings(), service=service, runner=runner, watch=False).run()
+    OryxApp.attached(fleet).run()
     return EXIT_OK
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from oryxtui.errors import Forbidden, OryxError, Unauthenticated, UsageError
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.history.records import Record
-from oryxtui.memory.recall.results import Recall, merged
+from oryxtui.memory.recall.results import Recall, recall_across
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.remote.client import Server, events
@@ -279,17 +279,7 @@ class FleetMemory:
     def recall_across(
         self, names: Sequence[str | None], keyword: str, semantic: bool = True
     ) -> Recall:
-        found, problems = [], []
-        for name in names:
-            try:
-                recall = self.recall(name, keyword, semantic)
-            except OryxError as exc:
-                if isinstance(exc, UsageError):
-                    raise
-                problems.append(str(exc))
-                continue
-            found.append(replace(recall, hits=[replace(h, agent=name) for h in recall.hits]))
-        return merged(keyword, found, problems, None)
+        return recall_across(self.recall, names, keyword, semantic, None)
 
     def find_core(self, name: str | None, query: str) -> list[MemoryEntry]:
         memory, agent = self._on(name)

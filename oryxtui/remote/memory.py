@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from oryxtui import notices
-from oryxtui.errors import NotFound, OryxError, UsageError
+from oryxtui.errors import NotFound, UsageError
 from oryxtui.memory.digest import Digest
-from oryxtui.memory.format import MemoryEntry, Scope
+from oryxtui.memory.format import MemoryEntry, Scope, parse_scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import (
     ROUTES,
@@ -23,7 +23,7 @@ from oryxtui.memory.recall.results import (
     Recall,
     RouteRank,
     core_holding,
-    merged,
+    recall_across,
 )
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
@@ -257,16 +257,20 @@ class RemoteMemory:
         else:
             body = {"content": content, "scope": scope_name}
             data = self.server.post(f"{agent_path(agent)}/memory", body)
-        return self._written(data)
+        return self._written(data, scope_name or "archival", content)
 
-    def _written(self, data: object) -> MemoryEntry:
+    def _written(self, data: object, scope: str | Scope, content: str) -> MemoryEntry:
+        """The entry the server answered with. The change is made once the server said so:
+        an answer that cannot be read is a warning beside it, never a failure."""
         entry = entry_of(data)
-        if entry is None:
-            raise OryxError(
-                f"The server {self.server.name} made the change but answered it unreadably; "
-                "reload to see it."
-            )
-        return entry
+        if entry is not None:
+            return entry
+        notices.notice(
+            f"The server {self.server.name} made the change but its answer could not be read; "
+            "show the memory again for the entry as it is."
+        )
+        section = parse_scope(scope)
+        return RemoteEntry(section, None, content, f"- {content}", "")
 
     def change(
         self, agent: str | None, entry_id: str, content: str | None, scope: str | Scope | None
@@ -277,7 +281,7 @@ class RemoteMemory:
         if scope is not None:
             body["scope"] = scope.value if isinstance(scope, Scope) else scope
         path = f"{agent_path(agent)}/memory/entries/{entry_id}"
-        return self._written(self.server.patch(path, body))
+        return self._written(self.server.patch(path, body), scope or "archival", content or "")
 
     def edit(self, agent: str | None, entry_id: str, content: str) -> MemoryEntry:
         return self.change(agent, entry_id, content, None)
@@ -286,7 +290,8 @@ class RemoteMemory:
         return self.change(agent, entry_id, None, scope)
 
     def delete(self, agent: str | None, entry_id: str) -> MemoryEntry:
-        return self._written(self.server.delete(f"{agent_path(agent)}/memory/entries/{entry_id}"))
+        data = self.server.delete(f"{agent_path(agent)}/memory/entries/{entry_id}")
+        return self._written(data, "archival", "")
 
     def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
         data = self.server.post(f"{agent_path(agent)}/memory/duplicates/remove")
@@ -358,17 +363,7 @@ class RemoteMemory:
     def recall_across(
         self, agents: Sequence[str | None], keyword: str, semantic: bool = True
     ) -> Recall:
-        found, problems = [], []
-        for agent in agents:
-            try:
-                recall = self.recall(agent, keyword, semantic)
-            except OryxError as exc:
-                if isinstance(exc, UsageError):
-                    raise
-                problems.append(str(exc))
-                continue
-            found.append(replace(recall, hits=[replace(h, agent=agent) for h in recall.hits]))
-        return merged(keyword, found, problems, None)
+        return recall_across(self.recall, agents, keyword, semantic, None)
 
     def find_core(self, agent: str | None, query: str) -> list[MemoryEntry]:
         return core_holding(self.snapshot(agent).core, query)

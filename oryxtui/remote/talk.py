@@ -14,7 +14,7 @@ from oryxtui.agent.loop import LoopEvent
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBlock
 from oryxtui.agent.sessions import Session
-from oryxtui.errors import OryxError
+from oryxtui.errors import NotFound, OryxError
 from oryxtui.remote.client import Server, agent_path, events
 from oryxtui.remote.memory import RemoteMemory
 
@@ -82,10 +82,8 @@ class RemoteEpisodes:
 
         try:
             data = self.server.get(f"/sessions/{quote(session_id, safe='')}")
-        except OryxError as exc:
-            if getattr(exc, "http_status", None) == 404:
-                return []
-            raise
+        except NotFound:
+            return []  # as locally: no session with a finished turn
         return episodes_of(data, f"session {session_id}")
 
     def search(

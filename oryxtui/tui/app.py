@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import App
@@ -40,6 +40,7 @@ from oryxtui.workspace import Workspace, is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
+    from oryxtui.remote.fleet import Fleet
 
 REMOTE_POLL_SECONDS = 3.0
 NEUTRALISED = Neutralised()
@@ -96,6 +97,20 @@ class OryxApp(App[None]):
         self._stopping = threading.Event()  # the index keeper and the listener end with the app
         self._notices = ToApp(self)
         self._said: set[str] = set()
+
+    @classmethod
+    def attached(cls, fleet: Fleet, user: str | None = None) -> OryxApp:
+        """The dashboard over servers (`oryxtui attach`): their agents, memory and loops in
+        the place of a workspace's; no files to watch (each server's events say what
+        changed)."""
+        return cls(
+            cast(Workspace, fleet),
+            Settings(),
+            service=cast(MemoryService, fleet.memory),
+            runner=cast("AgentLoop", fleet.loop),
+            watch=False,
+            user=user,
+        )
 
     def agent_loop(self) -> AgentLoop:
         """The loop the chat and the prompt preview run, made on first use (from their workers:

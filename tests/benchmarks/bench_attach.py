@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -51,23 +50,12 @@ for line in sys.stdin:
 
 
 def attached_app(url: str):  # type: ignore[no-untyped-def]
-    from oryxtui.agent.loop import AgentLoop
-    from oryxtui.config import Settings
-    from oryxtui.memory import MemoryService
     from oryxtui.remote.client import Server
     from oryxtui.remote.fleet import Fleet
     from oryxtui.tui.app import OryxApp
-    from oryxtui.workspace import Workspace
 
     fleet = Fleet([Server(url, name="bench")])
-    return OryxApp(
-        cast(Workspace, fleet),
-        Settings(),
-        service=cast(MemoryService, fleet.memory),
-        runner=cast(AgentLoop, fleet.loop),
-        watch=False,
-        user="bench",
-    )
+    return OryxApp.attached(fleet, user="bench")
 
 
 async def live(folder: Path) -> dict[str, object]:

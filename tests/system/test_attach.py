@@ -5,13 +5,9 @@ database both stream every change."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 import pytest
 
-from oryxtui.agent.loop import AgentLoop
-from oryxtui.config import Settings
-from oryxtui.memory import MemoryService
 from oryxtui.remote.client import Server
 from oryxtui.remote.fleet import RECONNECTING, Fleet
 from oryxtui.tui.app import OryxApp
@@ -28,14 +24,7 @@ pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
 def attach(servers: dict[str, str]) -> OryxApp:
     fleet = Fleet([Server(url, name=name) for name, url in servers.items()])
-    return OryxApp(
-        cast(Workspace, fleet),
-        Settings(),
-        service=cast(MemoryService, fleet.memory),
-        runner=cast(AgentLoop, fleet.loop),
-        watch=False,
-        user="tester",
-    )
+    return OryxApp.attached(fleet, user="tester")
 
 
 def save(workspace: Workspace, agent: str, text: str, env: dict | None = None) -> None:

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import cast
 
 import pytest
 from textual.widgets import Input, OptionList, Static
 
-from oryxtui.agent.loop import AgentLoop
-from oryxtui.config import Settings
-from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.remote.client import Server
 from oryxtui.remote.fleet import Fleet
@@ -22,7 +18,7 @@ from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import RecallScreen
 from oryxtui.tui.screens.sessions import SessionsScreen
 from oryxtui.tui.widgets.agent_list import SERVER_ID
-from oryxtui.workspace import Workspace, init_workspace
+from oryxtui.workspace import init_workspace
 from tests.dashboard_support import (
     agent_list,
     archival_pane,
@@ -59,14 +55,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
 
 def attached(servers: dict[str, tuple]) -> tuple[OryxApp, Fleet]:
     fleet = Fleet([Server(url, name=name) for name, (_, url) in servers.items()])
-    app = OryxApp(
-        cast(Workspace, fleet),
-        Settings(),
-        service=cast(MemoryService, fleet.memory),
-        runner=cast(AgentLoop, fleet.loop),
-        watch=False,
-        user="tester",
-    )
+    app = OryxApp.attached(fleet, user="tester")
     return app, fleet
 
 

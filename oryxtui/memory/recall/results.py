@@ -3,9 +3,10 @@ engine itself needs NumPy)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
+from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.format import MemoryEntry
 
 # Upstream's MemoryRecallEngine.DEGRADE_NOTICE, word for word.
@@ -111,6 +112,29 @@ def core_holding(core: Sequence[MemoryEntry], query: str) -> list[MemoryEntry]:
         for entry in core
         if needle in entry.content.lower() or (words and words <= set(tokens(entry.content)))
     ]
+
+
+def recall_across(
+    recall: Callable[[str | None, str, bool], Recall],
+    agents: Sequence[str | None],
+    keyword: str,
+    semantic: bool,
+    top_k: int | None,
+) -> Recall:
+    """`recall` of each of `agents`, every hit labelled with its agent, merged. An agent whose
+    memory cannot be read is left out (its notice says why); a bad query is refused whole."""
+    found: list[Recall] = []
+    problems = []
+    for agent in agents:
+        try:
+            one = recall(agent, keyword, semantic)
+        except OryxError as exc:
+            if isinstance(exc, UsageError):
+                raise
+            problems.append(str(exc))
+            continue
+        found.append(replace(one, hits=[replace(hit, agent=agent) for hit in one.hits]))
+    return merged(keyword, found, problems, top_k)
 
 
 def merged(

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from oryxtui.errors import OryxError, UsageError
+from oryxtui.errors import UsageError
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 
@@ -46,21 +45,10 @@ class Recalling(ServiceBase):
         """Recall from each of `agents` (None: the global memory), every hit labelled with its
         agent: ranked recall merges them best first, keyword recall gives them agent by agent.
         An agent whose memory cannot be read is left out (its notice says why)."""
-        from oryxtui.memory.recall.results import merged
+        from oryxtui.memory.recall.results import recall_across
 
-        found: list[Recall] = []
-        problems = []
-        for agent in agents:
-            try:
-                recall = self.recall(agent, keyword, semantic)
-            except OryxError as exc:
-                if isinstance(exc, UsageError):
-                    raise
-                problems.append(str(exc))
-                continue
-            found.append(replace(recall, hits=[replace(h, agent=agent) for h in recall.hits]))
         top_k = self.recall_setup.settings.top_k if self.recall_setup is not None else None
-        return merged(keyword, found, problems, top_k)
+        return recall_across(self.recall, agents, keyword, semantic, top_k)
 
     def index_status(self, agent: AgentArg = FROM_CONTEXT) -> IndexStatus | None:
         """How much of the agent's archival memory has vectors (None: no embedder here)."""
