@@ -121,6 +121,40 @@ async def test_the_sidebar_groups_each_servers_agents_and_edits_go_over_the_api(
         await pilot.press("escape")
         await wait_for(pilot, lambda: archival.view.row_count == 60)
 
+        with memory_file.open("a") as handle:  # an editor on the server's host repeats one
+            handle.write(
+                "- [2026-07-21 12:00:00] Note on question 3: ANSWER number 3 with "
+                "enough words to fill a line of the archival pane\n"
+            )
+        await wait_for(pilot, lambda: archival.view.duplicates == {60})
+        await focus_pane(pilot, archival)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: archival.view.row_count == 60)
+        assert "ANSWER" not in memory_file.read_text()
+
+
+async def test_what_a_server_refuses_is_one_sentence_in_the_dashboard(
+    servers: dict[str, tuple],
+) -> None:
+    workspace, url = servers["one"]
+    key = cli("keys", "create", "viewer", "--scope", "read", "--root", str(workspace.root))
+    memory_file = workspace.memory_file("alpha")
+    before = memory_file.read_bytes()
+    app = OryxApp.attached(Fleet([Server(url, key.stdout.strip(), name="one")]), user="tester")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha@one"))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await paste(pilot, "not allowed")
+        await pilot.press("enter")
+        error = app.screen.query_one("#save-error", Static)
+        await wait_for(pilot, lambda: "needs write" in str(error.render()))
+        assert key.stdout.strip() not in str(error.render())
+        await pilot.press("escape")
+    assert memory_file.read_bytes() == before
+
 
 async def test_recall_digest_chat_prompt_and_sessions_over_the_api(
     servers: dict[str, tuple],
