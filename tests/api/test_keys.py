@@ -194,3 +194,24 @@ def test_scopes_read_from_the_table_are_untrusted(keyed: Workspace) -> None:
         db.execute("UPDATE oryxtui_api_keys SET scope = 'read'")
     caller = store.caller(key)
     assert caller.scope is Scope.READ and caller.agents == ("ops",)
+
+
+def test_no_key_reaches_the_servers_output(keyed: Workspace) -> None:
+    """Keys good, revoked and forged, sent to a real `serve`: none appears in what it writes."""
+    from tests.serve_process import ServeProcess
+
+    good, gone = make_key(keyed, "good", "write"), make_key(keyed, "gone", "read")
+    cli("keys", "revoke", "gone", "--root", str(keyed.root))
+    forged = good[:-4] + "AAAA"
+    with ServeProcess(keyed.root) as server, server.client() as client:
+        for key, status in ((good, 200), (gone, 401), (forged, 401)):
+            answer = client.get("/api/v1/agents/ops/memory", headers=bearer(key))
+            assert answer.status_code == status and key not in answer.text
+        client.post(
+            "/api/v1/agents/ops/memory",
+            content=b"{",
+            headers={**bearer(good), "Content-Type": "application/json"},
+        )
+    output = server.process.stdout.read() + server.process.stderr.read()  # type: ignore[union-attr]
+    for key in (good, gone, forged):
+        assert key.encode() not in output and key.split("_", 2)[2].encode() not in output
