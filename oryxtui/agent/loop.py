@@ -8,7 +8,7 @@ from typing import Any
 
 from oryxtui.agent.compaction import HistoryCompactor
 from oryxtui.agent.consolidation import summariser_of
-from oryxtui.agent.episodes import episode_store
+from oryxtui.agent.episodes import episode_store, finished_turns
 from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBuilder
 from oryxtui.agent.providers import ChatProvider, ModelTurn, TextDelta, create_provider
@@ -98,6 +98,8 @@ class AgentLoop:
         session_id = session_id_for(channel, user, agent)
         try:
             session = self.sessions.load(session_id, agent, channel, user)
+            # This turn's number, as the sessions view and episodes count them (finished ones).
+            number = len(finished_turns(session.messages))
             self.sessions.append(session, Message("user", user_message))
         except OryxError as exc:
             yield LoopEvent("error", f"Nothing was sent: {exc}")
@@ -136,7 +138,7 @@ class AgentLoop:
                 break
             for call in turn.tool_calls:
                 yield LoopEvent("tool_call", tool=call.name, arguments=call.arguments_json)
-                result = self.executor.execute(call, agent, session_id)
+                result = self.executor.execute(call, agent, session_id, number)
                 produced.append(
                     Message("tool", result.content, tool_name=call.name, tool_call_id=call.id)
                 )
@@ -163,17 +165,17 @@ class AgentLoop:
             except OryxError as exc:
                 yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {exc}")
         if self.settings.memory.consolidate.auto and not stopped:
-            yield from self._consolidate(agent, provider, session_id)
+            yield from self._consolidate(agent, provider, session_id, number)
         yield LoopEvent("final", reply)
 
     def _consolidate(
-        self, agent: str | None, provider: ChatProvider, session_id: str
+        self, agent: str | None, provider: ChatProvider, session_id: str, turn: int
     ) -> Iterator[LoopEvent]:
         """A digest once enough entries have left the window since the last one (by the
         agent's LLM; a failure is a warning: the turn is done and stored)."""
         warnings: list[str] = []
         summarise, method = summariser_of(provider, warnings)
-        acting = current_actor.set(Actor("agent", session_id))
+        acting = current_actor.set(Actor("agent", session_id, turn))
         try:
             self.memory.consolidate(
                 agent,

@@ -213,10 +213,12 @@ class ToolExecutor:
         self.tools = tools
         self.audit = audit
 
-    def execute(self, call: ToolCall, agent: str | None, session_id: str | None) -> ToolResult:
+    def execute(
+        self, call: ToolCall, agent: str | None, session_id: str | None, turn: int | None = None
+    ) -> ToolResult:
         started = time.perf_counter()
         token = current_agent.set(agent)
-        acting = current_actor.set(Actor("agent", session_id))
+        acting = current_actor.set(Actor("agent", session_id, turn))
         try:
             result = self._run(call)
         finally:

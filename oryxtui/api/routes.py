@@ -251,6 +251,28 @@ async def bring_back(name: AgentName, change: int, memory: Memory, queue: Queue)
     return answer([saved_entry(entry) for entry in brought])
 
 
+@router.get("/{name}/memory/origins", response_model=Envelope[dict[str, dict[str, Any]]])
+async def origins(
+    name: AgentName,
+    memory: Memory,
+    queue: Queue,
+    workspace: Annotated[Workspace, Depends(workspace_of)],
+    settings: Annotated[Settings, Depends(settings_of)],
+) -> Response:
+    """Where each entry came from, by its id: `by` (dashboard, cli, api or api:KEY, agent,
+    outside, unknown), the change, and for an agent's save its session and turn (`via:
+    upstream` for a line upstream's `save_memory` wrote)."""
+    from oryxtui.agent.provenance import Provenance
+    from oryxtui.agent.sessions import conversations
+
+    def read() -> dict[str, dict[str, Any]]:
+        snapshot = memory.snapshot(name)
+        entries = [*snapshot.core, *snapshot.archival]
+        return Provenance(memory, conversations(workspace, settings)).origins(name, entries)
+
+    return answer(await queue.run(name, read))
+
+
 @router.get("/{name}/memory/history/{change}", response_model=Envelope[MemoryAsOf])
 async def as_of(name: AgentName, change: int, memory: Memory, queue: Queue) -> Response:
     """The memory right after change `change`, and the memory block it injected; 404 for a

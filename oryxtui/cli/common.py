@@ -234,3 +234,18 @@ def since(text: str, option: str = "--since") -> datetime:
             f"{option} takes an ISO date or date-time, like 2026-12-01 or 2026-12-01T09:30, "
             f"not {text!r}."
         ) from None
+
+
+def origins_of(
+    workspace: Workspace, settings: Settings, service: MemoryService, agent: str | None
+) -> dict[str, dict[str, Any]]:
+    """Where each entry of the agent's memory came from, by entry id (see `agent.provenance`);
+    a server says it for its own."""
+    if is_remote(workspace):
+        return workspace.memory.entry_origins(agent)  # type: ignore[attr-defined]
+    from oryxtui.agent.provenance import Provenance
+    from oryxtui.agent.sessions import conversations
+
+    snapshot = service.snapshot(agent)
+    entries = [*snapshot.core, *snapshot.archival]
+    return Provenance(service, conversations(workspace, settings)).origins(agent, entries)

@@ -16,6 +16,7 @@ from oryxtui.cli.common import (
     memories_of,
     memory_service,
     open_workspace,
+    origins_of,
     print_json,
     say,
     service_of,
@@ -42,12 +43,18 @@ ALL_MEMORIES = arg("--all", action="store_true", help="every agent and the globa
     json=True,
 )
 def show_memory(args: argparse.Namespace) -> int:
-    service, agent = memory_service(args)
+    workspace, settings = open_workspace(args)
+    service, agent = service_of(workspace, settings), checked_agent(args, workspace)
     snapshot = service.snapshot(agent)
     if snapshot.warning:
         warn(snapshot.warning)
     if args.json:
-        print_json(snapshot.to_json())
+        shown = snapshot.to_json()
+        origins = origins_of(workspace, settings, service, agent)
+        for section in ("core", "archival"):
+            for entry in shown[section]:  # type: ignore[attr-defined]
+                entry["origin"] = origins.get(entry["id"], {"by": "unknown"})
+        print_json(shown)
     else:
         # Piped: byte for byte the injected block (upstream's load()), and a line break.
         show(service.build_context(agent) + "\n")

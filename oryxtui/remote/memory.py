@@ -337,6 +337,15 @@ class RemoteMemory:
                 return record
         raise UsageError(f"The history holds no change {n}; `oryxtui memory log` lists them.")
 
+    def entry_origins(self, agent: str | None) -> dict[str, dict[str, Any]]:
+        try:
+            data = self.server.get(f"{agent_path(agent)}/memory/origins")
+        except NotFound:
+            return {}  # a server from before origins: every entry's is unknown
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
+
     def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
         try:
             data = self.server.get(f"{agent_path(agent)}/memory/history/{n}")

@@ -26,7 +26,7 @@ def test_demo_generates_agents_with_an_overflowing_window(demo: Path) -> None:
     assert shown["agent"] == "ops-bot" and shown["backend"] == "markdown"
     assert len(shown["core"]) == 3
     assert 0 < shown["window_start"] < len(shown["archival"])
-    assert set(shown["archival"][0]) == {"id", "time", "content"}
+    assert set(shown["archival"][0]) == {"id", "time", "content", "origin"}
 
 
 def test_demo_agents_have_valid_agent_files(demo: Path) -> None:

@@ -73,6 +73,7 @@ def test_memory_show_is_upstreams_load(hand_edited: tuple[Path, Path]) -> None:
         "id": listed["core"][0]["id"],
         "time": "2026-07-01 09:00:00",
         "content": "Speaks German and English.",
+        "origin": {"by": "unknown"},  # written by hand, before any history
     }
 
 

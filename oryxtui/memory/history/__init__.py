@@ -28,7 +28,7 @@ from oryxtui.memory.history.records import (
     replacement,
     unrecorded,
 )
-from oryxtui.memory.history.replay import Replay, difference, memory_at
+from oryxtui.memory.history.replay import Replay, difference, memory_at, origins
 
 __all__ = [
     "ACTORS",
@@ -52,6 +52,7 @@ __all__ = [
     "difference",
     "history_path",
     "memory_at",
+    "origins",
     "replacement",
     "unrecorded",
 ]

@@ -52,6 +52,7 @@ class Actor:
 
     kind: str
     session: str | None = None
+    turn: int | None = None  # an agent's: its session's turn (0: the first) that made it
 
 
 CLI = Actor("cli")
@@ -74,7 +75,8 @@ def describe_actor(record: Record) -> str:
     label = OP_LABELS.get(record.op, record.op)
     if record.actor == "outside":
         return label if record.op == "outside" else f"{label} outside oryxtui"
-    session = f" (session {record.session})" if record.session else ""
+    turn = f", turn {record.turn}" if record.turn is not None else ""
+    session = f" (session {record.session}{turn})" if record.session else ""
     return f"{label} by {record.actor}{session}"
 
 
@@ -96,6 +98,7 @@ class Record:
     ours: tuple[Key, ...] | None = None  # a baseline after compaction: what oryxtui wrote
     digests: tuple[str, ...] | None = None  # … and the digests it wrote
     signature: Signature | None = None
+    turn: int | None = None  # an agent's change: the turn of its session that made it
 
     @property
     def shown(self) -> bool:
@@ -116,6 +119,8 @@ class Record:
         fields["actor"] = self.actor
         if self.session:
             fields["session"] = self.session
+        if self.turn is not None:
+            fields["turn"] = self.turn
         if self.before:
             fields["before"] = [
                 {**_stored_key(key), **({"at": self.was_at[i]} if self.was_at else {})}
@@ -142,6 +147,7 @@ class Record:
             "agent": agent,
             "actor": self.actor,
             "session": self.session,
+            "turn": self.turn,
             "op": self.op,
             "before": [{"scope": e.scope.value, **e.to_json()} for e in self.removed],
             "after": [{"scope": e.scope.value, **e.to_json()} for e in self.added],
@@ -170,6 +176,7 @@ def change(
         session=actor.session,
         before=tuple((e.scope, e.line) for e in before),
         after=tuple((e.scope, e.line) for e in after),
+        turn=actor.turn,
     )
 
 
@@ -247,6 +254,7 @@ def parsed(raw: str, last: int) -> Record | None:
             signature=None
             if signature is None
             else tuple(_number(v, -_SIGNATURE_RANGE, _SIGNATURE_RANGE) for v in _items(signature)),
+            turn=None if stored.get("turn") is None else _number(stored["turn"], 0, MAX_NUMBER),
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

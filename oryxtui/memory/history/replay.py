@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from oryxtui.memory.format import Scope
-from oryxtui.memory.history.records import Key, Lines, Record, Signature
+from oryxtui.memory.history.records import OPS, Key, Lines, Record, Signature
 
 # A history keeps a copy of a memory up to about twice the biggest file it diffs (16 MB): a
 # forged history cannot make oryxtui hold more.
@@ -225,3 +225,25 @@ def finding(replay: Replay, memory: Lines | None, signature: Signature) -> Recor
 
 def keys_of(memory: Lines) -> tuple[Key, ...]:
     return tuple((scope, line) for scope in Scope for line in memory[scope])
+
+
+def origins(records: Iterable[Record]) -> dict[Key, Record]:
+    """The record that wrote each line now in the memory (replayed oldest first): the save,
+    edit, import, digest or outside change that put it there; a move keeps the line's writer.
+    Lines from before the history knew the memory (its baseline) have none."""
+    held: dict[Key, list[Record]] = {}
+    for record in records:
+        op = record.op
+        if op in ("baseline", "untracked"):
+            held = {}
+            continue
+        if op not in OPS or op == "accept":
+            continue  # bookkeeping, and marks that change no line (review, hold)
+        writers = []
+        for key in record.before:
+            stack = held.get(key)
+            writers.append(stack.pop(0) if stack else None)
+        for index, key in enumerate(record.after):
+            moved = op == "move" and index < len(writers) and writers[index] is not None
+            held.setdefault(key, []).append(writers[index] if moved else record)  # type: ignore[arg-type]
+    return {key: stack[-1] for key, stack in held.items() if stack}

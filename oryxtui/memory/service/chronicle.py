@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from oryxtui.errors import MemoryWriteError, UsageError
-from oryxtui.memory.format import MemoryEntry
+from oryxtui.memory.format import MemoryEntry, entry_id
 from oryxtui.memory.history import Record, cleaned, memory_at
+from oryxtui.memory.history import origins as history_origins
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Recorded
@@ -53,6 +54,19 @@ class Chronicle(ServiceBase):
             floor = since.isoformat(timespec="seconds")
             shown = [r for r in shown if r.time is not None and r.time >= floor]
         return shown[::-1]
+
+    def origins(self, agent: AgentArg = FROM_CONTEXT) -> dict[str, Record]:
+        """The change that wrote each entry now in the memory, by the entry's id (entries
+        from before the history knew the memory have none). A backend without a history
+        (mem0) knows none."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return {}
+        name = self.resolve_agent(agent)
+        with contextlib.suppress(MemoryWriteError):
+            store.reconcile(name)  # an outside writer's lines are its
+        writers = history_origins(store.changes(name).records)
+        return {entry_id(scope, line): record for (scope, line), record in writers.items()}
 
     def as_of(self, agent: AgentArg, n: int) -> tuple[MemorySnapshot, str] | None:
         """The memory right after change `n`, and the memory block it injected (None: from

@@ -1,0 +1,76 @@
+"""Where every entry came from: the change that wrote it (who: the dashboard, the CLI, an API
+key, an agent's turn, an outside writer), and, for lines upstream OryxOS wrote, the session of
+the `save_memory` call that holds them (its `tool_invocations` row). Entries written before
+the history knew the memory, or by hand, say "unknown"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from oryxtui import database, notices
+from oryxtui.agent.sessions import Conversations
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import MemoryEntry, sanitize_content
+from oryxtui.memory.history import Record
+
+UNKNOWN: dict[str, Any] = {"by": "unknown"}
+
+
+def origin_json(record: Record | None, upstream: str | None = None) -> dict[str, Any]:
+    """An entry's origin as `memory show --json` and the API give it."""
+    if record is None and upstream is None:
+        return dict(UNKNOWN)
+    found: dict[str, Any] = {}
+    if record is not None:
+        found = {"by": record.actor, "op": record.op, "change": record.n, "time": record.time}
+        if record.session:
+            found.update(session=record.session, turn=record.turn)
+    if upstream is not None and found.get("by") in (None, "outside"):
+        # An outside line a `save_memory` call of upstream's wrote: that agent's session.
+        found.update(by="agent", via="upstream", session=upstream, turn=None)
+    return found
+
+
+class Provenance:
+    """Origins of one workspace's (or shared database's) entries."""
+
+    def __init__(self, memory: MemoryService, db: Path | Conversations) -> None:
+        self.memory = memory
+        self.database: Conversations = database.Database(db) if isinstance(db, Path) else db
+
+    def origins(self, agent: str | None, entries: list[MemoryEntry]) -> dict[str, dict[str, Any]]:
+        """Each entry's origin, by its id."""
+        writers = self.memory.origins(agent)
+        unknown = [e for e in entries if e.id not in writers or writers[e.id].actor == "outside"]
+        upstream = self._upstream_saves() if unknown else {}
+        return {
+            entry.id: origin_json(writers.get(entry.id), upstream.get(entry.content))
+            for entry in entries
+        }
+
+    def _upstream_saves(self) -> dict[str, str]:
+        """The content of every successful `save_memory` call → its session (untrusted rows:
+        one that is not such a call is skipped and counted)."""
+        try:
+            rows = self.database.query(
+                "SELECT session_id, input_json FROM tool_invocations "
+                "WHERE tool_name = 'save_memory' AND success"
+            )
+        except OryxError:
+            return {}  # the entries still show who wrote them, as far as the history knows
+        found: dict[str, str] = {}
+        bad = 0
+        for session, raw in rows:
+            try:
+                content = json.loads(str(raw)).get("content")
+            except (ValueError, AttributeError):
+                content = None
+            if not isinstance(content, str) or not isinstance(session, str):
+                bad += 1
+                continue
+            found.setdefault(sanitize_content(content), session)
+        notices.skipped(bad, "tool call", "tool_invocations")
+        return found
