@@ -140,6 +140,13 @@ class DatabaseSettings(_Section):
         return url
 
 
+class ReviewSettings(_Section):
+    # Hold every agent's saves for review: not in the memory (nor any prompt) until approved.
+    hold: bool = False
+    # Or only these agents' (names, or patterns like "ops-*").
+    hold_agents: list[str] = []
+
+
 class MemorySettings(_Section):
     # "sqlite" is upstream's name for memory in `memory_entries` of the configured database
     # (the workspace's oryxos.db, or [database] url); "database" says the same more plainly.
@@ -153,6 +160,7 @@ class MemorySettings(_Section):
     mem0: Mem0Settings = Mem0Settings()
     recall: RecallSettings = RecallSettings()
     consolidate: ConsolidateSettings = ConsolidateSettings()
+    review: ReviewSettings = ReviewSettings()
 
 
 class PromptSettings(_Section):

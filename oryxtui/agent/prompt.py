@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -179,6 +180,13 @@ class PromptBuilder:
         except OryxError as exc:  # a memory service that is down must not stop the turn
             memory = f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
             warnings.append(f"Memory is unavailable for this turn: {exc}")
+        with contextlib.suppress(OryxError):
+            held = len(self.memory.held(agent))
+            if held:
+                warnings.append(
+                    f"{held} saved {'entry awaits' if held == 1 else 'entries await'} review: "
+                    "pending, not injected until approved (`oryxtui memory review`)."
+                )
         max_turns = self.max_history_turns(definition)
         summary = ""
         if self.settings.prompt.compact_history and self.compactor is not None:

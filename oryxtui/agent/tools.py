@@ -76,7 +76,17 @@ class SaveMemory(Tool):
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, SaveMemoryInput)
-        entry = self.memory.save(current_agent.get(), arguments.content, arguments.scope)
+        agent = current_agent.get()
+        entry = self.memory.save(agent, arguments.content, arguments.scope)
+        if self.memory.holds(agent):
+            return {
+                "saved": False,
+                "held": True,
+                "scope": arguments.scope,
+                "entry": entry.line,
+                "note": "The entry awaits a person's review: it is not in memory, nor in any "
+                "prompt, until it is approved.",
+            }
         return {"saved": True, "scope": arguments.scope, "entry": entry.line}
 
 

@@ -22,6 +22,7 @@ from oryxtui.cli import (
     keys,
     memory,
     memory_history,
+    review,
     serve,
     sessions,
     workspace,
@@ -43,7 +44,18 @@ from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
 
 # Imported for the commands they declare (see `Group.command`).
-_DECLARING = (agents, chat, database, keys, memory, memory_history, serve, sessions, workspace)
+_DECLARING = (
+    agents,
+    chat,
+    database,
+    keys,
+    memory,
+    memory_history,
+    review,
+    serve,
+    sessions,
+    workspace,
+)
 
 
 # How `oryxtui --help` lists the commands and groups (any not named here come last).

@@ -118,6 +118,11 @@ class Recorded(Protocol):
         """A sentence about lines of the history that could not be read, if any."""
         ...
 
+    def note(self, agent: str | None, record: Record) -> None:
+        """Record a mark that changes no line (an approval, a held save, …), under the
+        memory's lock, as every change is recorded."""
+        ...
+
 
 @runtime_checkable
 class Shared(Protocol):

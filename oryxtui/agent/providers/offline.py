@@ -80,6 +80,8 @@ class OfflineModel:
             return f"That did not work: {result['error']}"
         if result.get("saved"):
             return f"Noted in {result.get('scope', 'archival')} memory."
+        if result.get("held"):
+            return "Noted; it awaits review before it goes into memory."
         if "turns" in result:  # search_conversations
             turns = result["turns"]
             if not turns:

@@ -281,6 +281,14 @@ class TableStore:
 
         return self._write(agent, body)
 
+    def note(self, agent: str | None, record: Record) -> None:
+        """A mark recorded in the history's order, in a write that changes no row."""
+
+        def body(connection: Connection) -> tuple[None, Record]:
+            return None, record
+
+        self._write(agent, body)
+
     def remove_duplicates(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Rows whose content repeats an earlier row's of their scope, deleted in one
         transaction."""

@@ -30,7 +30,13 @@ OPS = (
     "import",
     "accept",
     "outside",
+    "review",  # approved (after: the lines, in the memory or held); changes no line
+    "hold",  # an agent's save held for review (after: the line, not in the memory)
+    "discard",  # a held save rejected (before: the line, never in the memory)
+    "reject",  # an entry rejected in review: removed, as a delete
 )
+# Ops that mark lines without changing the memory.
+MARKS = ("review", "hold", "discard", "accept")
 ACTORS = ("dashboard", "cli", "api", "agent", "outside")
 OP_LABELS = {
     "save": "saved",
@@ -43,6 +49,10 @@ OP_LABELS = {
     "import": "imported",
     "accept": "accepted a removal",
     "outside": "changed outside oryxtui",
+    "review": "approved",
+    "hold": "held for review",
+    "discard": "rejected before it was written",
+    "reject": "rejected",
 }
 
 

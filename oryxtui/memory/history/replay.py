@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from oryxtui.memory.format import Scope
-from oryxtui.memory.history.records import OPS, Key, Lines, Record, Signature
+from oryxtui.memory.history.records import MARKS, OPS, Key, Lines, Record, Signature
 
 # A history keeps a copy of a memory up to about twice the biggest file it diffs (16 MB): a
 # forged history cannot make oryxtui hold more.
@@ -43,8 +43,8 @@ class Replay:
                 self.digests = dict.fromkeys(record.digests)
             self._bound()
             return
-        if op == "seen":
-            return
+        if op == "seen" or op in ("review", "hold", "discard"):
+            return  # marks on lines: the memory is as it was
         if op == "accept":  # the removal was meant: nothing changes but what is lost
             for key in record.before:
                 self.ours.pop(key, None)
@@ -237,8 +237,8 @@ def origins(records: Iterable[Record]) -> dict[Key, Record]:
         if op in ("baseline", "untracked"):
             held = {}
             continue
-        if op not in OPS or op == "accept":
-            continue  # bookkeeping, and marks that change no line (review, hold)
+        if op not in OPS or op in MARKS:
+            continue  # bookkeeping, and marks that change no line
         writers = []
         for key in record.before:
             stack = held.get(key)

@@ -1,7 +1,8 @@
 """MemoryService: the facade the CLI, the dashboard, the tools and the API all call.
 
 Its parts: `base` (the store, the settings, the memory block), `recalling`, `steering` (edit,
-move, delete, restore) and `chronicle` (history, bring back, import)."""
+move, delete, restore), `chronicle` (history, bring back, import) and `reviewing` (what
+agents wrote that awaits a person's approval)."""
 
 from oryxtui.memory.service.base import (
     FROM_CONTEXT,
@@ -11,10 +12,11 @@ from oryxtui.memory.service.base import (
 )
 from oryxtui.memory.service.chronicle import Chronicle
 from oryxtui.memory.service.recalling import Recalling
+from oryxtui.memory.service.reviewing import Reviewing
 from oryxtui.memory.service.steering import Steering
 
 
-class MemoryService(Recalling, Steering, Chronicle):
+class MemoryService(Recalling, Steering, Chronicle, Reviewing):
     """Save, load, recall and list an agent's long-term memory, whatever the backend. The store
     keeps the entries; the service decides what the memory block holds (the window)."""
 

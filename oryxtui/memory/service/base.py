@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Self
 
@@ -17,6 +18,7 @@ from oryxtui.config import (
     ConsolidateSettings,
     EmbeddingSettings,
     RecallSettings,
+    ReviewSettings,
     Settings,
 )
 from oryxtui.errors import OryxError, UsageError
@@ -28,9 +30,11 @@ from oryxtui.memory.format import (
     Clock,
     MemoryEntry,
     Scope,
+    entry_from_line,
+    entry_line,
     parse_scope,
 )
-from oryxtui.memory.history import CLI, Actor, current_actor
+from oryxtui.memory.history import CLI, Actor, change, current_actor
 from oryxtui.memory.snapshot import MemoryRead, MemorySnapshot
 from oryxtui.memory.store import (
     LongTermMemoryStore,
@@ -90,9 +94,11 @@ class ServiceBase:
         recall_setup: RecallSetup | None = None,
         actor: Actor = CLI,
         consolidate: ConsolidateSettings | None = None,
+        review: ReviewSettings | None = None,
     ) -> None:
         self.store = store
         self.consolidation = consolidate or ConsolidateSettings()
+        self.review = review or ReviewSettings()
         self.actor = actor  # who changes memory through this service, unless a tool call says
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
@@ -124,6 +130,7 @@ class ServiceBase:
             setup,
             actor,
             memory.consolidate,
+            memory.review,
         )
 
     @property
@@ -227,7 +234,21 @@ class ServiceBase:
         clean = self.admission.text(content)
         stamp = self.clock().strftime(TIME_FORMAT)
         name = self.resolve_agent(agent)
-        return self.store.append(name, stamp, clean, parsed_scope, self.by, op)
+        by = self.by
+        store = self.store
+        if by.kind == "agent" and self.holds(name) and isinstance(store, Recorded):
+            # Strict review: the entry waits outside the memory until a person approves it.
+            held = entry_from_line(entry_line(stamp, clean), parsed_scope)
+            store.note(name, change("hold", by, after=[held]))
+            return held
+        return store.append(name, stamp, clean, parsed_scope, by, op)
+
+    def holds(self, agent: AgentArg = FROM_CONTEXT) -> bool:
+        """Whether an agent's saves into this memory are held for review (`[memory.review]`)."""
+        name = self.resolve_agent(agent)
+        if self.review.hold:
+            return True
+        return name is not None and any(fnmatchcase(name, p) for p in self.review.hold_agents)
 
     # Consolidation ----------------------------------------------------------------------------
 

@@ -289,6 +289,12 @@ class MarkdownMemoryStore:
         with self.writer.locked(path):
             return self._put_back(path, lambda: admit(self.lost(agent)), by)
 
+    def note(self, agent: str | None, record: Record) -> None:
+        path = self.workspace.memory_file(agent)
+        self.workspace.check_write_target(path)
+        with self.writer.locked(path):
+            self._record(path, record, None)
+
     def accept(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
         """Record the lost entries as deliberately removed, so they are never reported again."""
         path = self.workspace.memory_file(agent)
