@@ -74,3 +74,36 @@ class Provenance:
             found.setdefault(sanitize_content(content), session)
         notices.skipped(bad, "tool call", "tool_invocations")
         return found
+
+
+def awaiting_json(memory: MemoryService, episodes: Any, agent: str | None) -> list[dict[str, Any]]:
+    """What awaits review in the agent's memory (newest first), each with the user's message
+    and the reply of the turn that wrote it, where that turn is known (`turn_text`)."""
+    sessions: dict[str, list[Any]] = {}
+    found = []
+    for item in memory.awaiting_review(agent):
+        record, turn_text = item.record, None
+        if record.session and record.turn is not None:
+            if record.session not in sessions:
+                try:
+                    sessions[record.session] = episodes.session(record.session)
+                except OryxError:
+                    sessions[record.session] = []
+            turn_text = next(
+                (
+                    {"user": _clip(e.user), "reply": _clip(e.reply)}
+                    for e in sessions[record.session]
+                    if e.turn == record.turn
+                ),
+                None,
+            )
+        found.append({**item.to_json(agent), "turn_text": turn_text})
+    return found
+
+
+TURN_CHARS = 200
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TURN_CHARS else flat[:TURN_CHARS] + "…"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -49,6 +49,12 @@ class DigestBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     dry_run: bool = False
     content: str | None = None  # write this digest (a plan's), instead of planning one
+
+
+class ReviewBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    approve: list[str] | Literal["all"] | None = None
+    reject: list[str] | None = None
 
 
 class ChangeBody(BaseModel):

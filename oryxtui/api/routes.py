@@ -29,6 +29,7 @@ from oryxtui.api.models import (
     MemoryEntries,
     PromptInfo,
     RecallResult,
+    ReviewBody,
     SaveBody,
     SavedEntry,
     ServerInfo,
@@ -271,6 +272,37 @@ async def origins(
         return Provenance(memory, conversations(workspace, settings)).origins(name, entries)
 
     return answer(await queue.run(name, read))
+
+
+@router.get("/{name}/memory/review", response_model=Envelope[list[dict[str, Any]]])
+async def awaiting_review(
+    name: AgentName, memory: Memory, queue: Queue, runner: Annotated[AgentLoop, Depends(runner_of)]
+) -> Response:
+    """What agents and outside writers wrote that awaits approval (held saves too), newest
+    first, each with the turn that wrote it where known."""
+    from oryxtui.agent.provenance import awaiting_json
+
+    return answer(await queue.run(name, awaiting_json, memory, runner.episodes, name))
+
+
+@router.post("/{name}/memory/review", response_model=Envelope[dict[str, Any]], dependencies=Writes)
+async def act_on_review(
+    name: AgentName, memory: Memory, queue: Queue, request: Request
+) -> Response:
+    """`{"approve": [ids]}` (or `"all"`), `{"reject": [ids]}`: the entries approved and
+    rejected. A held save approved is written into the memory, as its agent's save."""
+    body = await json_body(request, ReviewBody, '{"approve": ["<id>"]}')
+
+    def act() -> dict[str, Any]:
+        done: dict[str, Any] = {"approved": [], "rejected": []}
+        if body.reject:
+            done["rejected"] = [saved_entry(e) for e in memory.reject(name, body.reject)]
+        if body.approve is not None:
+            ids = None if body.approve == "all" else body.approve
+            done["approved"] = [saved_entry(e) for e in memory.approve(name, ids)]
+        return done
+
+    return answer(await queue.run(name, act))
 
 
 @router.get("/{name}/memory/history/{change}", response_model=Envelope[MemoryAsOf])

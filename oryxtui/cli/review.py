@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from oryxtui.cli.common import (
     EXIT_OK,
@@ -19,14 +19,9 @@ from oryxtui.cli.common import (
     service_of,
     show,
 )
-from oryxtui.errors import OryxError, UsageError
+from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label, entries
 from oryxtui.workspace import is_remote
-
-if TYPE_CHECKING:
-    from oryxtui.memory.service.reviewing import Awaiting
-
-TURN_CHARS = 200
 
 
 @MEMORY.command(
@@ -40,8 +35,6 @@ TURN_CHARS = 200
 )
 def review(args: argparse.Namespace) -> int:
     workspace, settings = open_workspace(args)
-    if is_remote(workspace):
-        raise UsageError("Review runs on the server's host for now: run it there.")
     service = service_of(workspace, settings)
     if args.action != "list":
         if args.all:
@@ -57,18 +50,12 @@ def review(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
         return EXIT_OK
-    turns = _turns(workspace, settings)
-    found = [(agent, service.awaiting_review(agent)) for agent in memories_of(args, workspace)]
+    found = [
+        (agent, _awaiting(workspace, settings, service, agent))
+        for agent in memories_of(args, workspace)
+    ]
     if args.json:
-        print_json(
-            {
-                "awaiting": [
-                    {**item.to_json(agent), "turn_text": turns(item)}
-                    for agent, items in found
-                    for item in items
-                ]
-            }
-        )
+        print_json({"awaiting": [item for _, items in found for item in items]})
         return EXIT_OK
     waiting = [(agent, items) for agent, items in found if items]
     if not waiting:
@@ -78,50 +65,27 @@ def review(args: argparse.Namespace) -> int:
     for agent, items in waiting:
         lines.append(f"{agent_label(agent)} — {entries(len(items))} awaiting review\n")
         for item in items:
-            mark = "held " if item.held else "     "
-            entry = item.entry
+            mark = "held " if item["held"] else "     "
             lines.append(
-                f"  {mark}{entry.id}  {entry.time or '?'}  {entry.scope.value:<8}  "
-                f"{entry.content}\n"
+                f"  {mark}{item['id']}  {item['time'] or '?'}  {item['scope']:<8}  "
+                f"{item['content']}\n"
             )
-            record = item.record
-            where = f" (session {record.session}, turn {record.turn})" if record.session else ""
-            lines.append(f"       {record.op} by {record.actor}{where}\n")
-            turn = turns(item)
+            where = f" (session {item['session']}, turn {item['turn']})" if item["session"] else ""
+            lines.append(f"       {item['op']} by {item['by']}{where}\n")
+            turn = item.get("turn_text")
             if turn:
                 lines.append(f"       user: {turn['user']}\n       reply: {turn['reply']}\n")
     show("".join(lines))
     return EXIT_OK
 
 
-def _turns(workspace: Any, settings: Any) -> Any:
-    """The user's message and the reply of the turn that wrote an entry (None: not known)."""
+def _awaiting(workspace: Any, settings: Any, service: Any, agent: str | None) -> list[Any]:
+    """What awaits review, as the JSON of `--json` (a server answers it for its own)."""
+    if is_remote(workspace):
+        return list(workspace.memory.awaiting_json(agent))
     from oryxtui.agent.episodes import episode_store
+    from oryxtui.agent.provenance import awaiting_json
     from oryxtui.agent.sessions import conversations
 
-    store = episode_store(conversations(workspace, settings), settings)
-    sessions: dict[str, list[Any]] = {}
-
-    def turn_of(item: Awaiting) -> dict[str, str] | None:
-        record = item.record
-        if not record.session or record.turn is None:
-            return None
-        if record.session not in sessions:
-            try:
-                sessions[record.session] = store.session(record.session)
-            except OryxError:
-                sessions[record.session] = []
-        for episode in sessions[record.session]:
-            if episode.turn == record.turn:
-                return {
-                    "user": _clip(episode.user),
-                    "reply": _clip(episode.reply),
-                }
-        return None
-
-    return turn_of
-
-
-def _clip(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= TURN_CHARS else flat[:TURN_CHARS] + "…"
+    episodes = episode_store(conversations(workspace, settings), settings)
+    return awaiting_json(service, episodes, agent)

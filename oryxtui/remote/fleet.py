@@ -285,6 +285,22 @@ class FleetMemory:
         memory, agent = self._on(name)
         return memory.find_core(agent, query)
 
+    def awaiting_review(self, name: str | None = None) -> list[Any]:
+        memory, agent = self._on(name)
+        return memory.awaiting_review(agent)
+
+    def held(self, name: str | None = None) -> list[Any]:
+        memory, agent = self._on(name)
+        return memory.held(agent)
+
+    def approve(self, name: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.approve(agent, ids)
+
+    def reject(self, name: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
+        memory, agent = self._on(name)
+        return memory.reject(agent, ids)
+
     def index_status(self, name: str | None = None) -> Any:
         memory, agent = self._on(name)
         return memory.index_status(agent)

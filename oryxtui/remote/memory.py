@@ -346,6 +346,53 @@ class RemoteMemory:
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
 
+    # Review ----------------------------------------------------------------------------------
+
+    def awaiting_json(self, agent: str | None) -> list[dict[str, Any]]:
+        data = self.server.get(f"{agent_path(agent)}/memory/review")
+        items = data if isinstance(data, list) else []
+        good = [
+            item
+            for item in items
+            if isinstance(item, dict)
+            and entry_of(item) is not None
+            and isinstance(item.get("held"), bool)
+        ]
+        notices.skipped(len(items) - len(good), "review", f"the server {self.server.name}")
+        return good
+
+    def awaiting_review(self, agent: str | None = None) -> list[Any]:
+        from oryxtui.memory.service.reviewing import Awaiting
+
+        found = []
+        for item in self.awaiting_json(agent):
+            entry = entry_of(item)
+            assert entry is not None  # checked by awaiting_json
+            record = Record(
+                _int(item.get("change")),
+                _text(item.get("op")) or "save",
+                _text(item.get("by")) or "outside",
+                time=_text(item.get("at")),
+                session=_text(item.get("session")),
+                turn=item["turn"] if isinstance(item.get("turn"), int) else None,
+            )
+            found.append(Awaiting(entry, record, bool(item.get("held"))))
+        return found
+
+    def held(self, agent: str | None = None) -> list[Any]:
+        return [item for item in self.awaiting_review(agent) if item.held]
+
+    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+        body = {"approve": list(ids) if ids is not None else "all"}
+        data = self.server.post(f"{agent_path(agent)}/memory/review", body)
+        done = data.get("approved") if isinstance(data, dict) else None
+        return entries_of(done, None, "the server's answer")
+
+    def reject(self, agent: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
+        data = self.server.post(f"{agent_path(agent)}/memory/review", {"reject": list(ids)})
+        done = data.get("rejected") if isinstance(data, dict) else None
+        return entries_of(done, None, "the server's answer")
+
     def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
         try:
             data = self.server.get(f"{agent_path(agent)}/memory/history/{n}")

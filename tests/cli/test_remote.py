@@ -65,6 +65,8 @@ READS = [
     ["sessions", "search", "deploy", "--agent", "ops-bot", "--json"],
     ["sessions", "show", "<session>", "--json"],
     ["sessions", "show", "nobody:nothing:none"],
+    ["memory", "review", "--all", "--json"],
+    ["memory", "review", "--agent", "ops-bot"],
     ["prompt", "--agent", "atlas"],
     ["prompt", "--agent", "atlas", "--json"],
     # Refusals: the same sentence, the same exit code.
@@ -107,6 +109,10 @@ def test_changes_print_the_same_on_a_server(demo: tuple[Workspace, str]) -> None
         log = run("memory", "log", "--agent", "scribe", "--json").stdout.splitlines()
         steps.append(run("memory", "bring-back", str(json.loads(log[0])["n"]), "--agent", "scribe"))
         steps.append(run("chat", "--agent", "scribe", f"remember that the {where} cat is grey"))
+        waiting = json.loads(run("memory", "review", "--agent", "scribe", "--json").stdout)
+        newest = waiting["awaiting"][0]["id"]
+        steps.append(run("memory", "review", "reject", newest, "--agent", "scribe"))
+        steps.append(run("memory", "review", "approve", "--agent", "scribe", "--json"))
         outputs[where] = [
             (step.code, normalised(step.stdout.replace(where, "<w>"), demo)) for step in steps
         ]
