@@ -276,12 +276,20 @@ async def origins(
 
 @router.get("/{name}/memory/review", response_model=Envelope[list[dict[str, Any]]])
 async def awaiting_review(
-    name: AgentName, memory: Memory, queue: Queue, runner: Annotated[AgentLoop, Depends(runner_of)]
+    name: AgentName,
+    memory: Memory,
+    queue: Queue,
+    runner: Annotated[AgentLoop, Depends(runner_of)],
+    held: bool = False,
 ) -> Response:
     """What agents and outside writers wrote that awaits approval (held saves too), newest
-    first, each with the turn that wrote it where known."""
+    first, each with the turn that wrote it where known; `held=true`: only the held saves
+    (quick: no replay of the memory)."""
     from oryxtui.agent.provenance import awaiting_json
 
+    if held:
+        waiting = await queue.run(name, memory.held, name)
+        return answer([item.to_json(name) for item in waiting])
     return answer(await queue.run(name, awaiting_json, memory, runner.episodes, name))
 
 

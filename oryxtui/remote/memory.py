@@ -348,8 +348,8 @@ class RemoteMemory:
 
     # Review ----------------------------------------------------------------------------------
 
-    def awaiting_json(self, agent: str | None) -> list[dict[str, Any]]:
-        data = self.server.get(f"{agent_path(agent)}/memory/review")
+    def awaiting_json(self, agent: str | None, held: bool = False) -> list[dict[str, Any]]:
+        data = self.server.get(f"{agent_path(agent)}/memory/review", held="true" if held else None)
         items = data if isinstance(data, list) else []
         good = [
             item
@@ -361,11 +361,11 @@ class RemoteMemory:
         notices.skipped(len(items) - len(good), "review", f"the server {self.server.name}")
         return good
 
-    def awaiting_review(self, agent: str | None = None) -> list[Any]:
+    def awaiting_review(self, agent: str | None = None, held: bool = False) -> list[Any]:
         from oryxtui.memory.service.reviewing import Awaiting
 
         found = []
-        for item in self.awaiting_json(agent):
+        for item in self.awaiting_json(agent, held):
             entry = entry_of(item)
             assert entry is not None  # checked by awaiting_json
             record = Record(
@@ -380,7 +380,7 @@ class RemoteMemory:
         return found
 
     def held(self, agent: str | None = None) -> list[Any]:
-        return [item for item in self.awaiting_review(agent) if item.held]
+        return self.awaiting_review(agent, held=True)
 
     def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
         body = {"approve": list(ids) if ids is not None else "all"}

@@ -60,6 +60,7 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
             screen.action_consolidate,
         ),
         ("Sessions", "Past conversations, and a search over them (S)", screen.action_sessions),
+        ("Review", "What agents wrote that awaits your approval (I)", screen.action_review),
         (
             "Hide or show the chat column",
             "Wider memory panes, or chat and prompt beside them (\\)",

@@ -37,6 +37,7 @@ class AgentSummary:
     lost_count: int = 0  # entries oryxtui saved that an outside edit removed
     has_definition: bool = True  # False: an agent folder with a MEMORY.md but no AGENT.md
     unreachable: bool = False  # the memory is in a database that cannot be reached now
+    held_count: int = 0  # saves held for review: not in the memory until approved
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,15 @@ def load_agent(
             lost = len(service.lost(name))
         except OryxError as exc:
             problems.append(str(exc))
+    held = 0
+    if snapshot is not None:
+        try:
+            held = len(service.held(name))
+        except OryxError:
+            held = 0  # said where the history is read
     summary = AgentSummary(
         name=name,
+        held_count=held,
         core_count=len(snapshot.core) if snapshot else None,
         archival_count=archival_count,
         description=description,

@@ -100,6 +100,7 @@ class DashboardScreen(Screen[None]):
         Binding("h", "history", "History", id="history"),
         Binding("g", "consolidate", "Digest", id="consolidate"),
         Binding("S", "sessions", "Sessions", id="sessions"),
+        Binding("I", "review", "Review", id="review"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
         Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
@@ -524,6 +525,21 @@ class DashboardScreen(Screen[None]):
         agent = self.selected
         if not isinstance(agent, Unselected):
             self.app.push_screen(SessionsScreen(self.agent_loop, agent))
+
+    def action_review(self) -> None:
+        """The review inbox: what agents wrote that awaits approval, every agent's."""
+        from oryxtui.tui.screens.review import ReviewScreen
+
+        def open_turn(agent: AgentName, session: str, turn: int | None) -> None:
+            self.app.push_screen(SessionsScreen(self.agent_loop, agent, at=(session, turn)))
+
+        screen = ReviewScreen(
+            self.service,
+            lambda: list(self.agent_list.order),
+            open_turn,
+            lambda: self.agent_loop().episodes,
+        )
+        self.app.push_screen(screen, lambda _: self._read_again(counts=True))
 
     def action_history(self) -> None:
         agent = self.selected

@@ -46,10 +46,16 @@ class SessionsScreen(Screen[None]):
         Binding("slash", "search", "Search", id="sessions.search"),
     ]
 
-    def __init__(self, agent_loop: Callable[[], AgentLoop], agent: AgentName) -> None:
+    def __init__(
+        self,
+        agent_loop: Callable[[], AgentLoop],
+        agent: AgentName,
+        at: tuple[str, int | None] | None = None,
+    ) -> None:
         super().__init__()
         self.agent_loop = agent_loop  # its episode store (made in a worker: it loads the loop)
         self.agent = agent
+        self.at = at  # a session (and turn) to open at: where an entry came from
         self.sessions: list[dict[str, object]] = []
         self.hits: list[Episode] = []
         self.turns: list[Episode] = []
@@ -114,6 +120,8 @@ class SessionsScreen(Screen[None]):
         )
         if found:
             ids = [str(s["session"]) for s in found]
+            if self.at is not None and self.at[0] in ids:
+                before = self.at[0]
             listed.highlighted = ids.index(before) if before in ids else 0
         else:
             self.query_one("#sessions-text", Static).update("No conversations yet.")
@@ -126,7 +134,9 @@ class SessionsScreen(Screen[None]):
                 hit = self.hits[index]
                 self._load_turns(hit.session_id, hit.turn)
         elif index < len(self.sessions):
-            self._load_turns(str(self.sessions[index]["session"]), None)
+            session = str(self.sessions[index]["session"])
+            at = self.at
+            self._load_turns(session, at[1] if at is not None and at[0] == session else None)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turns")
     def _load_turns(self, session_id: str, turn: int | None) -> None:

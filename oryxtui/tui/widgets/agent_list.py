@@ -50,6 +50,8 @@ def agent_label(summary: AgentSummary, changed: bool, width: int = 24) -> Text:
         counts = "…" if not summary.error else "?"
     else:
         counts = f"{summary.core_count}·{summary.archival_count}"
+    if summary.held_count:
+        counts += f" ⧗{summary.held_count}"  # held for review (I)
     room = max(4, width - len(counts) - 3)
     if len(name) > room:
         name = name[: room - 1] + "…"

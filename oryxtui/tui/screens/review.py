@@ -1,0 +1,226 @@
+"""The review inbox (`I`): what agents and outside writers wrote that no one has approved, and
+the saves held for review — across every agent (and attached server), newest first, grouped by
+agent, each with who wrote it and the turn that did. a approves, x rejects, i edits then
+approves, A approves all of the highlighted entry's agent, enter opens the turn."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory.service.reviewing import Awaiting
+from oryxtui.phrases import agent_label, entries
+from oryxtui.tui.screens.change_entry import EditEntryScreen
+from oryxtui.tui.text import display_text, tell
+from oryxtui.workspace import AgentName
+
+
+@dataclass(frozen=True)
+class Item:
+    agent: AgentName
+    awaiting: Awaiting
+
+
+def item_row(item: Item) -> Text:
+    entry, record = item.awaiting.entry, item.awaiting.record
+    text = Text("held  " if item.awaiting.held else "      ", style="yellow")
+    text.append(f"{entry.time or '?'}  ", style="dim")
+    text.append(display_text(entry.content))
+    where = f" · turn {record.turn}" if record.turn is not None else ""
+    text.append(f"\n      {record.op} by {display_text(record.actor)}{where}", style="dim")
+    return text
+
+
+class ReviewScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,q", "close", "Back", id="review.close"),
+        Binding("a", "approve", "Approve", id="review.approve"),
+        Binding("x", "reject", "Reject", id="review.reject"),
+        Binding("i", "edit", "Edit, approve", id="review.edit"),
+        Binding("A", "approve_agent", "Approve agent", id="review.approve-agent"),
+        Binding("enter", "turn", "The turn", id="review.turn"),
+    ]
+
+    def __init__(
+        self,
+        service: MemoryService,
+        agents: Callable[[], Sequence[AgentName]],
+        open_turn: Callable[[AgentName, str, int | None], None],
+        episodes: Callable[[], object],
+    ) -> None:
+        super().__init__()
+        self.service = service
+        self.agents = agents
+        self.open_turn = open_turn
+        self.episodes = episodes  # the loop's episode store: the turn that wrote an entry
+        self.items: list[Item] = []
+
+    def compose(self) -> ComposeResult:
+        yield Label("Review", id="review-title", markup=False)
+        with Horizontal(id="review-body"):
+            listed = OptionList(id="review-list")
+            listed.border_title = "Awaiting review, newest first"
+            yield listed
+            with VerticalScroll(id="review-detail") as detail:
+                detail.border_title = "Who wrote it, and the turn"
+                yield Static("", id="review-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        self.reload()
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="review")
+    def _load(self) -> None:
+        found: list[Item] = []
+        problems = []
+        for agent in self.agents():
+            try:
+                found += [Item(agent, a) for a in self.service.awaiting_review(agent)]
+            except OryxError as exc:
+                problems.append(str(exc))
+        self.app.call_from_thread(self._loaded, found, problems)
+
+    def _loaded(self, found: list[Item], problems: list[str]) -> None:
+        listed = self.query_one(OptionList)
+        was = self.selected
+        self.items = found
+        options: list[Option] = []
+        agent: object = object()
+        for index, item in enumerate(found):
+            if item.agent != agent:  # grouped by agent, in the order the agents are listed
+                agent = item.agent
+                count = sum(1 for other in found if other.agent == agent)
+                heading = Text(f"▾ {agent_label(item.agent)} · {count}", style="bold")
+                options.append(Option(heading, id=f"agent-{index}", disabled=True))
+            options.append(Option(item_row(item), id=f"item-{index}"))
+        listed.set_options(options)
+        title = f"Review: {entries(len(found))} awaiting approval"
+        if problems:
+            title += f" · ⚠ {problems[0]}"
+        self.query_one("#review-title", Label).update(display_text(title))
+        if not found:
+            self.query_one("#review-text", Static).update("Nothing awaits review.")
+            return
+        keep = next((i for i, item in enumerate(found) if was and item == was), 0)
+        listed.highlighted = listed.get_option_index(f"item-{keep}")
+
+    @property
+    def selected(self) -> Item | None:
+        listed = self.query_one(OptionList)
+        if listed.highlighted is None:
+            return None
+        option = listed.get_option_at_index(listed.highlighted)
+        if option.id is None or not option.id.startswith("item-"):
+            return None
+        index = int(option.id.removeprefix("item-"))
+        return self.items[index] if index < len(self.items) else None
+
+    @on(OptionList.OptionSelected, "#review-list")
+    def _chosen(self) -> None:
+        self.action_turn()  # enter on the list: the list's own binding takes the key
+
+    @on(OptionList.OptionHighlighted, "#review-list")
+    def _highlighted(self) -> None:
+        item = self.selected
+        if item is not None:
+            self._detail(item)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="review-detail")
+    def _detail(self, item: Item) -> None:
+        record, entry = item.awaiting.record, item.awaiting.entry
+        text = Text()
+        text.append(f"{entry.scope.value}: ", style="bold")
+        text.append(display_text(entry.content) + "\n\n")
+        if item.awaiting.held:
+            text.append("Held for review: not in the memory, nor in any prompt.\n", style="yellow")
+        text.append(f"{record.op} by {display_text(record.actor)}", style="dim")
+        text.append(f" · change #{record.n} · {record.time or '?'}\n", style="dim")
+        if record.session:
+            text.append(f"session {display_text(record.session)}", style="dim")
+            if record.turn is not None:
+                text.append(f", turn {record.turn} (enter opens it)", style="dim")
+            text.append("\n\n")
+            try:
+                turns = self.episodes().session(record.session)  # type: ignore[attr-defined]
+            except OryxError:
+                turns = []
+            for episode in turns:
+                if episode.turn == record.turn:
+                    text.append("user: ", style="bold")
+                    text.append(display_text(episode.user) + "\n")
+                    text.append("reply: ", style="bold")
+                    text.append(display_text(episode.reply) + "\n")
+        self.app.call_from_thread(self.query_one("#review-text", Static).update, text)
+
+    # Acting ------------------------------------------------------------------------------------
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_approve(self) -> None:
+        item = self.selected
+        if item is not None:
+            self._act(item.agent, "approve", [item.awaiting.entry.id])
+
+    def action_approve_agent(self) -> None:
+        item = self.selected
+        if item is not None:
+            self._act(item.agent, "approve", None)
+
+    def action_reject(self) -> None:
+        item = self.selected
+        if item is not None:
+            self._act(item.agent, "reject", [item.awaiting.entry.id])
+
+    @work(thread=True, exit_on_error=False, group="review-act")
+    def _act(self, agent: AgentName, what: str, ids: list[str] | None) -> None:
+        try:
+            if what == "approve":
+                done = self.service.approve(agent, ids)
+            else:
+                done = self.service.reject(agent, ids or [])
+        except OryxError as exc:
+            tell(self, str(exc), severity="error")
+        else:
+            verb = "Approved" if what == "approve" else "Rejected"
+            tell(self, f"{verb} {entries(len(done))} of {agent_label(agent)}.", title="Review")
+        self.app.call_from_thread(self.reload)
+
+    def action_edit(self) -> None:
+        item = self.selected
+        if item is None:
+            return
+
+        def edit(entry: MemoryEntry, text: str) -> MemoryEntry:
+            if item.awaiting.held:  # written first (as its agent's save), then edited
+                self.service.approve(item.agent, [entry.id])
+            return self.service.edit(item.agent, entry.id, text)
+
+        def edited(entry: MemoryEntry | None) -> None:
+            if entry is not None:  # a person wrote it now: nothing of it awaits review
+                tell(self, f"Edited and approved in {agent_label(item.agent)}.", title="Review")
+                self.reload()
+
+        entry = item.awaiting.entry
+        self.app.push_screen(EditEntryScreen(entry, lambda text: edit(entry, text)), edited)
+
+    def action_turn(self) -> None:
+        item = self.selected
+        if item is not None and item.awaiting.record.session:
+            record = item.awaiting.record
+            self.open_turn(item.agent, str(record.session), record.turn)

@@ -1,0 +1,80 @@
+"""The review inbox in the dashboard (I): what agents wrote, grouped by agent with its turn;
+approve, reject, edit then approve, approve all; enter opens the turn in the sessions view;
+held saves are marked in the sidebar."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, OptionList, Static
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.tui.screens.change_entry import EditEntryScreen
+from oryxtui.tui.screens.review import ReviewScreen
+from oryxtui.tui.screens.sessions import SessionsScreen
+from oryxtui.workspace import Workspace
+from tests.dashboard_support import agent_list, build_workspace, make_app, wait_for
+from tests.support import cli
+
+
+@pytest.fixture
+def reviewed(workspace: Workspace) -> Workspace:
+    build_workspace(workspace)
+    workspace.config_path.write_text('[memory.review]\nhold_agents = ["beta"]\n')
+    root = ("--root", str(workspace.root))
+    for message in ("remember that the pager code is 4711", "remember that deploys are Tue"):
+        assert cli("chat", "--agent", "alpha", message, *root).code == 0
+    assert cli("chat", "--agent", "beta", "remember that beta is held", *root).code == 0
+    return workspace
+
+
+def settings_of(workspace: Workspace) -> Settings:
+    from oryxtui.config import load_settings
+
+    return load_settings(workspace.config_path)
+
+
+async def test_the_inbox_lists_approves_rejects_and_opens_the_turn(reviewed: Workspace) -> None:
+    app = make_app(reviewed, settings_of(reviewed))
+    memory = reviewed.memory_file("alpha")
+    async with app.run_test(size=(160, 45)) as pilot:
+        agents = agent_list(app)
+        await wait_for(pilot, lambda: agents.summaries["beta"].held_count == 1)
+        await pilot.press("I")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: len(screen.items) == 3)
+        listed = screen.query_one(OptionList)
+        assert listed.get_option_at_index(0).disabled  # a heading per agent
+        contents = [item.awaiting.entry.content for item in screen.items]
+        assert contents[:2] == ["deploys are Tue", "the pager code is 4711"]
+        detail = screen.query_one("#review-text", Static)
+        await wait_for(pilot, lambda: "user: remember that deploys" in str(detail.render()))
+
+        await pilot.press("x")  # reject the newest of alpha: removed from the memory
+        await wait_for(pilot, lambda: len(screen.items) == 2)
+        assert "deploys are Tue" not in memory.read_text()
+        await wait_for(pilot, lambda: screen.selected is not None)
+        await pilot.press("i")  # edit the pager entry, then approve
+        await wait_for(pilot, lambda: isinstance(app.screen, EditEntryScreen))
+        app.screen.query_one("#edit-text", Input).value = "the pager code is 4712"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "] the pager code is 4712" in memory.read_text())
+        await wait_for(pilot, lambda: len(screen.items) == 1)
+        held = screen.items[0]
+        assert held.agent == "beta" and held.awaiting.held
+        await pilot.press("enter")  # the turn that held it
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        sessions = app.screen
+        await wait_for(
+            pilot,
+            lambda: "beta is held" in str(sessions.query_one("#sessions-text", Static).render()),
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.press("A")  # approve all of beta: the held save is written
+        await wait_for(pilot, lambda: len(screen.items) == 0)
+    assert "beta is held" in reviewed.memory_file("beta").read_text()
+    service = MemoryService.open(reviewed, settings_of(reviewed))
+    assert service.awaiting_review("alpha") == [] and service.held("beta") == []
