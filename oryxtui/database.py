@@ -90,6 +90,42 @@ CREATE TABLE IF NOT EXISTS oryxtui_api_keys (
     last_used_at TIMESTAMP,
     revoked_at TIMESTAMP
 );
+CREATE TABLE IF NOT EXISTS oryxtui_prompt_parts (
+    hash VARCHAR(64) PRIMARY KEY,
+    text TEXT NOT NULL,
+    base VARCHAR(64)
+);
+CREATE TABLE IF NOT EXISTS oryxtui_model_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id VARCHAR(255) NOT NULL,
+    agent_name VARCHAR(128),
+    turn INTEGER NOT NULL,
+    call INTEGER NOT NULL,
+    provider VARCHAR(64) NOT NULL,
+    model VARCHAR(128) NOT NULL,
+    messages TEXT NOT NULL,
+    tools VARCHAR(64) NOT NULL,
+    estimated_tokens INTEGER,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_model_calls_turn ON oryxtui_model_calls (session_id, turn, call);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id VARCHAR(255) NOT NULL,
+    provider VARCHAR(64) NOT NULL,
+    model VARCHAR(128) NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    total_tokens INTEGER,
+    cost_micros BIGINT,
+    profile_name VARCHAR(255),
+    trace_id VARCHAR(64),
+    success BOOLEAN NOT NULL,
+    error_message TEXT,
+    duration_ms BIGINT NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_llm_calls_session ON llm_calls (session_id);
 """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from oryxtui.agent.prompt import Prompt, PromptBuilder
 from oryxtui.agent.providers import ChatProvider, ModelTurn, TextDelta, create_provider
 from oryxtui.agent.sessions import Session, SessionStore, session_id_for
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
+from oryxtui.agent.turns import TurnRecorder
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
@@ -71,6 +73,7 @@ class AgentLoop:
         self.memory = memory
         self.sessions = sessions
         self.episodes = episode_store(sessions.database, settings, sessions.clock)
+        self.turns = TurnRecorder(sessions.database, sessions.clock)
         self.tools = builtin_tools(memory, self.episodes)
         self.executor = ToolExecutor(self.tools, sessions.record_tool_call)
         compactor = HistoryCompactor(self._summariser)
@@ -114,7 +117,9 @@ class AgentLoop:
         produced: list[Message] = []
         reply, stopped = "", True
         warned: set[str] = set()
-        for _ in range(max_iterations):
+        for attempt in range(max_iterations):
+            prompt: Prompt | None = None
+            started = time.perf_counter()
             try:
                 prompt = self.prompts.build(agent, [*session.messages, *produced])
                 for warning in prompt.warnings:
@@ -122,15 +127,21 @@ class AgentLoop:
                         warned.add(warning)
                         yield LoopEvent("warning", warning)
                 turn = None
+                started = time.perf_counter()
                 for event in provider.stream(prompt.messages, prompt.tools):
                     if isinstance(event, TextDelta):
                         yield LoopEvent("text", event.text)
                     elif isinstance(event, ModelTurn):
                         turn = event
             except OryxError as exc:  # the model failing included
+                if prompt is not None:
+                    yield from self._recorded(
+                        session, number, attempt, prompt, provider, started, str(exc)
+                    )
                 yield from self._store(session, produced)
                 yield LoopEvent("error", str(exc))
                 return
+            yield from self._recorded(session, number, attempt, prompt, provider, started, None)
             assert turn is not None, "a provider must end with a ModelTurn"
             produced.append(Message("assistant", turn.text, tool_calls=turn.tool_calls))
             if not turn.tool_calls:
@@ -189,6 +200,37 @@ class AgentLoop:
             current_actor.reset(acting)
         for warning in warnings:
             yield LoopEvent("warning", warning)
+
+    def _recorded(
+        self,
+        session: Session,
+        turn: int,
+        call: int,
+        prompt: Prompt,
+        provider: ChatProvider,
+        started: float,
+        error: str | None,
+    ) -> Iterator[LoopEvent]:
+        """What the model received in this call, recorded to be shown exactly later; a
+        failure to record is a warning, never the turn's end."""
+        duration = int((time.perf_counter() - started) * 1000)
+        model = str(getattr(provider, "model", provider.label))
+        kind = "openai" if hasattr(provider, "model") else "offline"
+        try:
+            self.turns.record(
+                session.session_id,
+                prompt.agent,
+                turn,
+                call,
+                prompt,
+                kind,
+                model,
+                error is None,
+                error,
+                duration,
+            )
+        except OryxError as exc:
+            yield LoopEvent("warning", f"What the model received is not recorded: {exc}")
 
     def _store(self, session: Session, produced: list[Message]) -> Generator[LoopEvent, None, bool]:
         """Save the turn's messages and any audit rows kept back; an error event if the

@@ -77,6 +77,13 @@ def conversations(workspace: Workspace, settings: Settings) -> Path | Conversati
     return PortableDatabase(database)
 
 
+def open_conversations(workspace: Workspace, settings: Settings) -> Conversations:
+    """Where conversations (and the tables beside them) are, opened: oryxos.db or the shared
+    database."""
+    found = conversations(workspace, settings)
+    return database.Database(found) if isinstance(found, Path) else found
+
+
 class SessionStore:
     """One connection per thread; every write is a short BEGIN IMMEDIATE transaction. Every
     database failure is a DatabaseError with one sentence, never a raw sqlite3 error."""

@@ -17,7 +17,6 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from oryxtui.config import Settings
@@ -208,11 +207,9 @@ class EventFeed:
 
     def _sessions_database(self) -> Any:
         if self._database is None:
-            from oryxtui import database
-            from oryxtui.agent.sessions import conversations
+            from oryxtui.agent.sessions import open_conversations
 
-            found = conversations(self.workspace, self.settings)
-            self._database = database.Database(found) if isinstance(found, Path) else found
+            self._database = open_conversations(self.workspace, self.settings)
         return self._database
 
     def index_changed(self, agent: str | None, status: Any = None) -> None:

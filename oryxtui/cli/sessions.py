@@ -63,9 +63,17 @@ def list_sessions(args: argparse.Namespace) -> int:
 
 
 @SESSIONS.command(
-    "show", "a session's turns", arg("session", metavar="SESSION_ID"), json=True, remote=True
+    "show",
+    "a session's turns; with --turn N --prompt, exactly what the model received in that turn",
+    arg("session", metavar="SESSION_ID"),
+    arg("--turn", type=int, metavar="N", help="one turn (0: the first)"),
+    arg("--prompt", action="store_true", help="the prompt as sent, each call of the turn"),
+    json=True,
+    remote=True,
 )
 def show_session(args: argparse.Namespace) -> int:
+    if args.prompt:
+        return _show_prompt(args)
     store, _ = _episodes(args)
     turns = store.session(args.session)
     if args.json:
@@ -118,3 +126,48 @@ def _turn_text(episode: Episode) -> str:
         f"#{episode.turn}  {episode.time or '?'}  {episode.session_id}{tools}\n"
         f"  user: {indented(episode.user)}\n  reply: {indented(episode.reply)}\n"
     )
+
+
+def _show_prompt(args: argparse.Namespace) -> int:
+    from oryxtui.agent.sessions import open_conversations
+    from oryxtui.agent.turns import TurnRecorder, turn_view
+
+    if args.turn is None:
+        raise UsageError("--prompt shows one turn: add --turn N (0 is the first).")
+    workspace, settings = open_workspace(args)
+    if is_remote(workspace):
+        raise UsageError("A turn's prompt is shown on the server's host for now: run it there.")
+    recorder = TurnRecorder(open_conversations(workspace, settings))
+    view = turn_view(recorder, args.session, args.turn)
+    if view is None:
+        raise UsageError(
+            f"No recorded model call for turn {args.turn} of {args.session!r} (turns through "
+            "oryxtui's loop are recorded from this version on)."
+        )
+    if args.json:
+        print_json(view)
+        return EXIT_OK
+    out = []
+    for call in view["calls"]:
+        out.append(
+            f"═══ turn {view['turn']}, call {call['call']} · {call['model']} · "
+            f"{call['time'] or '?'} ═══\n"
+        )
+        for block in call["blocks"]:
+            out.append(
+                f"── {block['name']} · {block['chars']} chars · ~{block['tokens']} tokens ──\n"
+            )
+            out.append((block["text"] or "(empty)") + "\n\n")
+        if call["recalls"]:
+            out.append("── recall results given to the model ──\n")
+            out += [f"{recall}\n" for recall in call["recalls"]]
+            out.append("\n")
+    changed = view["memory_since_previous_turn"]
+    if changed is not None:
+        out.append("── the memory block against the previous turn's ──\n")
+        out += [f"+ {line}\n" for line in changed["added"]]
+        out += [f"- {line}\n" for line in changed["removed"]]
+        if not changed["added"] and not changed["removed"]:
+            out.append("(unchanged)\n")
+    show("".join(out))
+    return EXIT_OK

@@ -23,6 +23,7 @@ import bench_prompt
 import bench_recall
 import bench_scale
 import bench_startup
+import bench_turns
 
 
 def collect() -> dict[str, object]:
@@ -38,6 +39,7 @@ def collect() -> dict[str, object]:
         "import": bench_import.run(),
         "postgres": bench_postgres.run(),
         "attach": bench_attach.run(),
+        "turns": bench_turns.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
