@@ -89,6 +89,13 @@ class AgentLoop:
         session = self.sessions.load(session_id, agent, channel, user)
         return self.prompts.build(agent, session.messages, ask)
 
+    def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
+        """What the model received in that turn of the session, as recorded (None: nothing
+        recorded for it)."""
+        from oryxtui.agent.turns import turn_view
+
+        return turn_view(self.turns, session_id, turn)
+
     def _summariser(self, agent: str | None) -> Summariser | None:
         """The agent's LLM as the summariser of earlier turns (none: the extractive one)."""
         provider = self.provider_factory(self.settings, self.prompts.definition(agent))

@@ -57,6 +57,25 @@ class ModelCall:
         }
 
 
+def _json(value: object) -> str:
+    """JSON as stored: readable text, unless it holds a lone surrogate (bytes that were not
+    UTF-8 in a message), which only the escaped form can store — and still gives back."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _system_parts(prompt: Prompt) -> dict[str, str] | None:
     """The system message's parts, when it is exactly what the builder composes from them."""
     if not prompt.messages or prompt.messages[0].get("role") != "system":
@@ -68,6 +87,8 @@ def _system_parts(prompt: Prompt) -> dict[str, str] | None:
     time_line = f"{now}\n" if now else ""
     if prompt.messages[0] != {"role": "system", "content": f"{identity}\n\n{time_line}{memory}\n"}:
         return None
+    if not all(_storable(part) for part in (identity, now, memory)):
+        return None  # stored whole, as JSON, like any other message
     return {"identity": identity, "time": now, "memory": memory}
 
 
@@ -127,11 +148,10 @@ class TurnRecorder:
             if index == 0 and system is not None:
                 refs.append({"system": {k: self._part(parts, v) for k, v in system.items()}})
                 continue
-            text = json.dumps(message, ensure_ascii=False)
-            refs.append(self._part(parts, text))
+            refs.append(self._part(parts, _json(message)))
         listed = "\n".join(json.dumps(ref, separators=(",", ":")) for ref in refs)
         messages_key = self._part(parts, listed)
-        tools = self._part(parts, json.dumps(prompt.tools, ensure_ascii=False))
+        tools = self._part(parts, _json(prompt.tools))
         kinds = {"messages": listed, **({"memory": system["memory"]} if system else {})}
         deltas = {
             found[0]: found

@@ -59,6 +59,22 @@ def session(
     return answer([turn.to_json() for turn in turns])
 
 
+@router.get("/sessions/{session_id}/turns/{turn}/prompt", response_model=Envelope[dict[str, Any]])
+def turn_prompt(
+    session_id: str,
+    turn: int,
+    runner: Runner,
+    caller: Annotated[Caller, Depends(caller_of)],
+) -> Response:
+    """Exactly what the model received in that turn, call by call (`sessions show --turn N
+    --prompt`); 404 when nothing is recorded for it, or of an agent the key does not reach."""
+    agent = session_id.rpartition(":")[2]
+    view = runner.turn_view(session_id, turn) if caller.reaches(agent or None) else None
+    if view is None:
+        raise NotFound(f"No recorded model call for turn {turn} of {session_id!r}.")
+    return answer(view)
+
+
 @router.get("/agents/{name}/sessions/search", response_model=Envelope[list[dict[str, Any]]])
 def search(
     name: AgentName,

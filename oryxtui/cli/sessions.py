@@ -136,9 +136,10 @@ def _show_prompt(args: argparse.Namespace) -> int:
         raise UsageError("--prompt shows one turn: add --turn N (0 is the first).")
     workspace, settings = open_workspace(args)
     if is_remote(workspace):
-        raise UsageError("A turn's prompt is shown on the server's host for now: run it there.")
-    recorder = TurnRecorder(open_conversations(workspace, settings))
-    view = turn_view(recorder, args.session, args.turn)
+        view = workspace.loop.turn_view(args.session, args.turn)  # type: ignore[attr-defined]
+    else:
+        recorder = TurnRecorder(open_conversations(workspace, settings))
+        view = turn_view(recorder, args.session, args.turn)
     if view is None:
         raise UsageError(
             f"No recorded model call for turn {args.turn} of {args.session!r} (turns through "

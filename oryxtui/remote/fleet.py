@@ -301,6 +301,10 @@ class FleetMemory:
         memory, agent = self._on(name)
         return memory.reject(agent, ids)
 
+    def entry_origins(self, name: str | None) -> dict[str, dict[str, Any]]:
+        memory, agent = self._on(name)
+        return memory.entry_origins(agent)
+
     def index_status(self, name: str | None = None) -> Any:
         memory, agent = self._on(name)
         return memory.index_status(agent)
@@ -364,6 +368,14 @@ class FleetLoop:
     def prompt(self, name: str | None, session_id: str, ask: bool = True) -> Any:
         server, agent = split(name)
         return self.fleet.place(server).loop.prompt(agent, session_id, ask)
+
+    def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
+        known = self.episodes._from.get(session_id)
+        for server in [known] if known else list(self.fleet.places):
+            view = self.fleet.place(server).loop.turn_view(session_id, turn)
+            if view is not None:
+                return view
+        return None
 
     def run(self, name: str | None, message: str, channel: str, user: str) -> Any:
         server, agent = split(name)

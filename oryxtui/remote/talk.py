@@ -149,6 +149,19 @@ class RemoteLoop:
         warnings = tuple(str(w) for w in data.get("warnings") or [])
         return Prompt(agent, blocks, messages, tools, warnings)
 
+    def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
+        """What the model received in that turn, as the server recorded it (None: nothing)."""
+        from urllib.parse import quote
+
+        try:
+            data = self.server.get(f"/sessions/{quote(session_id, safe='')}/turns/{turn}/prompt")
+        except NotFound:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("calls"), list):
+            notices.skipped(1, "turn", f"the server {self.server.name}")
+            return None
+        return data
+
     def run(self, agent: str | None, message: str, channel: str, user: str) -> Iterator[LoopEvent]:
         """The turn, event by event as the server streams it; the server going away mid-turn
         is an error event (what it stored so far stays there)."""

@@ -78,3 +78,39 @@ async def test_the_inbox_lists_approves_rejects_and_opens_the_turn(reviewed: Wor
     assert "beta is held" in reviewed.memory_file("beta").read_text()
     service = MemoryService.open(reviewed, settings_of(reviewed))
     assert service.awaiting_review("alpha") == [] and service.held("beta") == []
+
+
+async def test_o_on_an_entry_opens_its_turn_and_p_shows_what_the_model_received(
+    reviewed: Workspace,
+) -> None:
+    from oryxtui.tui.screens.turn_prompt import TurnPromptScreen
+    from tests.dashboard_support import archival_pane, focus_pane
+
+    app = make_app(reviewed, settings_of(reviewed))
+    async with app.run_test(size=(160, 45)) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 62)
+        await focus_pane(pilot, archival)
+        assert archival.view.entry_at_cursor().content == "deploys are Tue"
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        sessions = app.screen
+        text = sessions.query_one("#sessions-text", Static)
+        await wait_for(pilot, lambda: "deploys are Tue" in str(text.render()))
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TurnPromptScreen))
+        shown = app.screen.query_one("#turn-prompt-text", Static)
+        await wait_for(pilot, lambda: "── memory ·" in str(shown.render()))
+        body = str(shown.render())
+        assert "pager code is 4711" in body  # the entry the turn before saved, injected
+        assert "remember that deploys are Tue" in body  # the user's message as sent
+        title = str(app.screen.query_one("#turn-prompt-title").render())
+        assert "turn 1" in title
+        await pilot.press("left_square_bracket")
+        await wait_for(
+            pilot, lambda: "turn 0" in str(app.screen.query_one("#turn-prompt-title").render())
+        )
+        await pilot.press("escape", "escape")
+        await focus_pane(pilot, archival)
+        await pilot.press("home", "o")  # a hand-written line from before the history
+        await wait_for(pilot, lambda: any("unknown" in str(n.message) for n in app._notifications))

@@ -594,6 +594,41 @@ class DashboardScreen(Screen[None]):
     def action_remove_duplicates(self) -> None:
         self.memory_view.remove_duplicates()
 
+    def action_entry_origin(self) -> None:
+        """Who wrote the entry at the cursor; an agent's: its turn, in the sessions view."""
+        steer = self.memory_view.at_cursor()
+        if steer is not None:
+            self._find_origin(*steer)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="origin")
+    def _find_origin(self, agent: AgentName, entry: MemoryEntry) -> None:
+        try:
+            if is_remote(self.workspace):
+                origins = self.service.entry_origins(agent)  # type: ignore[attr-defined]
+            else:
+                from oryxtui.agent.provenance import Provenance
+
+                database = self.agent_loop().sessions.database
+                origins = Provenance(self.service, database).origins(agent, [entry])
+        except OryxError as exc:
+            tell(self, str(exc), severity="error")
+            return
+        origin = origins.get(entry.id, {"by": "unknown"})
+        session = origin.get("session")
+        if session:
+            turn = origin.get("turn")
+            at = (str(session), turn if isinstance(turn, int) else None)
+            self.app.call_from_thread(
+                self.app.push_screen, SessionsScreen(self.agent_loop, agent, at=at)
+            )
+            return
+        if origin.get("by") == "unknown":
+            said = "Who wrote this entry is unknown: it is older than the history, or hand-written."
+        else:
+            change = f"{origin.get('op', 'a change')} #{origin.get('change')}"
+            said = f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
+        tell(self, said, title="Origin")
+
     def action_restore(self) -> None:
         self.memory_view.settle_lost(accept=False)
 

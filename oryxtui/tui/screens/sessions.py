@@ -44,6 +44,7 @@ class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("slash", "search", "Search", id="sessions.search"),
+        Binding("ctrl+t", "turn_prompt", "Prompt sent", id="sessions.prompt"),
     ]
 
     def __init__(
@@ -76,6 +77,18 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
         self._load_sessions()
+
+    def action_turn_prompt(self) -> None:
+        """What the model received in the turn opened at (or the shown session's last)."""
+        from oryxtui.tui.screens.turn_prompt import TurnPromptScreen
+
+        if not self.turns:
+            return
+        session = self.turns[0].session_id
+        at = self.at
+        turn = at[1] if at is not None and at[0] == session and at[1] is not None else None
+        turn = self.turns[-1].turn if turn is None else turn
+        self.app.push_screen(TurnPromptScreen(self.agent_loop, session, turn))
 
     def reload(self) -> None:
         """List the sessions again (a turn happened elsewhere), unless a search is shown; the

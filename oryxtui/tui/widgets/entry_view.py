@@ -56,6 +56,7 @@ class EntryView(ScrollView, can_focus=True):
         Binding("m", "screen.move_entry", "Move", id="move"),
         Binding("x", "screen.delete_entry", "Delete", id="delete"),
         Binding("D", "screen.remove_duplicates", "Repeats", id="duplicates"),
+        Binding("o", "screen.entry_origin", "Origin", id="origin"),
     ]
 
     cursor = reactive(-1, always_update=True, init=False)

@@ -226,6 +226,10 @@ class MemoryView(Vertical):
             self.post_message(self.Steered(agent))
             tell(self, f"{done} ({entry.scope.value}).", title="Memory")
 
+    def at_cursor(self) -> tuple[AgentName, MemoryEntry] | None:
+        """The shown agent and the entry at the focused pane's cursor (None: nothing there)."""
+        return self._steer()
+
     def edit_entry(self) -> None:
         if (steer := self._steer()) is None:
             return
