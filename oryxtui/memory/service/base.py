@@ -21,7 +21,7 @@ from oryxtui.config import (
     ReviewSettings,
     Settings,
 )
-from oryxtui.errors import OryxError, UsageError
+from oryxtui.errors import ConfigError, OryxError, UsageError
 from oryxtui.memory.admission import Admission
 from oryxtui.memory.backends import create_store
 from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser, plan
@@ -120,6 +120,12 @@ class ServiceBase:
         actor: Actor = CLI,
     ) -> Self:
         memory = settings.memory
+        if memory.backend == "mem0" and (memory.review.hold or memory.review.hold_agents):
+            raise ConfigError(
+                f"Invalid setting 'memory.review' in {workspace.config_path}: holding saves for "
+                "review needs a backend with a history (markdown, sqlite, database); mem0 "
+                "keeps none."
+            )
         store = create_store(workspace, settings, clock)
         setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
         return cls(
