@@ -45,13 +45,13 @@ class Provenance:
         """Each entry's origin, by its id."""
         writers = self.memory.origins(agent)
         unknown = [e for e in entries if e.id not in writers or writers[e.id].actor == "outside"]
-        upstream = self._upstream_saves() if unknown else {}
+        upstream = self.upstream_saves() if unknown else {}
         return {
             entry.id: origin_json(writers.get(entry.id), upstream.get(entry.content))
             for entry in entries
         }
 
-    def _upstream_saves(self) -> dict[str, str]:
+    def upstream_saves(self) -> dict[str, str]:
         """The content of every successful `save_memory` call → its session (untrusted rows:
         one that is not such a call is skipped and counted)."""
         try:
@@ -78,10 +78,24 @@ class Provenance:
 
 def awaiting_json(memory: MemoryService, episodes: Any, agent: str | None) -> list[dict[str, Any]]:
     """What awaits review in the agent's memory (newest first), each with the user's message
-    and the reply of the turn that wrote it, where that turn is known (`turn_text`)."""
+    and the reply of the turn that wrote it, where that turn is known (`turn_text`); a line
+    upstream wrote is linked to its `save_memory` call's session."""
     sessions: dict[str, list[Any]] = {}
     found = []
-    for item in memory.awaiting_review(agent):
+    waiting = memory.awaiting_review(agent)
+    outside = any(item.record.actor == "outside" for item in waiting)
+    upstream = Provenance(memory, episodes.database).upstream_saves() if outside else {}
+    for item in waiting:
+        if item.record.actor == "outside" and item.entry.content in upstream:
+            found.append(
+                {
+                    **item.to_json(agent),
+                    "via": "upstream",
+                    "session": upstream[item.entry.content],
+                    "turn_text": None,
+                }
+            )
+            continue
         record, turn_text = item.record, None
         if record.session and record.turn is not None:
             if record.session not in sessions:

@@ -4,11 +4,13 @@ restart), on the markdown and sqlite backends alike."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 
 from oryxtui.config import Settings
+from oryxtui.database import connect
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
@@ -122,6 +124,15 @@ def test_an_outside_edit_awaits_review_and_a_hand_written_file_does_not(
         handle.write("- [2026-07-21 10:00:00] appended by upstream\n")
     (item,) = awaiting(workspace)
     assert item["by"] == "outside" and item["content"] == "appended by upstream"
+    assert "via" not in item  # no save_memory call holds it
+    with contextlib.closing(connect(workspace.db_path)) as db:
+        db.execute(
+            "INSERT INTO tool_invocations (session_id, tool_name, input_json, success, "
+            "created_at) VALUES ('web:mei:ops', 'save_memory', ?, 1, '2026-07-21 10:00:00')",
+            (json.dumps({"content": "appended by upstream"}),),
+        )
+    (item,) = awaiting(workspace)
+    assert item["via"] == "upstream" and item["session"] == "web:mei:ops"
 
 
 def test_a_forged_review_record_cannot_hide_or_invent_entries(workspace: Workspace) -> None:
