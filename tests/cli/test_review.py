@@ -147,3 +147,36 @@ def test_a_forged_review_record_cannot_hide_or_invent_entries(workspace: Workspa
         handle.write("not json\n")
     (held,) = awaiting(workspace)
     assert held["content"] == "real"
+
+
+def test_review_origins_and_past_prompts_on_the_shared_database(
+    workspace: Workspace, database_url: str
+) -> None:
+    from tests.backends import on_database
+    from tests.support import run_oryxtui
+
+    env = on_database(database_url)
+    workspace.config_path.write_text('[memory.review]\nhold_agents = ["ops"]\n')
+    make_agent(workspace, "ops")
+    root = ("--root", str(workspace.root))
+
+    def run(*args: str) -> str:
+        done = run_oryxtui(*args, *root, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("chat", "--agent", "ops", "remember that the vault code is 1234")
+    (held,) = json.loads(run("memory", "review", "--agent", "ops", "--json"))["awaiting"]
+    assert held["held"] and held["turn"] == 0
+    assert "vault" not in run("memory", "show", "--agent", "ops")
+    run("memory", "review", "approve", "--agent", "ops")
+    shown = json.loads(run("memory", "show", "--agent", "ops", "--json"))
+    assert shown["archival"][0]["origin"]["turn"] == 0
+    session = json.loads(run("sessions", "list", "--agent", "ops", "--json"))["sessions"][0]
+    view = json.loads(
+        run("sessions", "show", session["session"], "--turn", "0", "--prompt", "--json")
+    )
+    assert view["calls"][0]["messages"][-1] == {
+        "role": "user",
+        "content": "remember that the vault code is 1234",
+    }
