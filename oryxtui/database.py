@@ -181,7 +181,16 @@ def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 connection.execute(statement)
+        _add_columns(connection, "oryxtui_prompt_parts", {"base": "VARCHAR(64)"})
     return connection
+
+
+def _add_columns(connection: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    """Columns a table made by an earlier oryxtui lacks, added (idempotent)."""
+    have = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+    for name, kind in columns.items():
+        if name not in have:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 def upgrade_memory_entries(connection: sqlite3.Connection) -> bool:

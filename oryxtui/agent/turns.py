@@ -357,6 +357,7 @@ def turn_view(recorder: TurnRecorder, session_id: str, turn: int) -> dict[str, A
         return None
     before = recorder.calls(session_id, turn - 1) if turn > 0 else []
     shown = []
+    previous = before[-1] if before else None
     for call in calls:
         blocks: list[dict[str, Any]] = [
             {"name": name, "text": call.parts.get(name, "")} for name in PARTS
@@ -366,21 +367,26 @@ def turn_view(recorder: TurnRecorder, session_id: str, turn: int) -> dict[str, A
         blocks.append({"name": "tools", "text": json.dumps(call.tools, ensure_ascii=False)})
         for block in blocks:
             block.update(chars=len(block["text"]), tokens=estimate_tokens(block["text"]))
+        injected = _entry_lines(call.parts.get("memory", ""))
+        then = set(_entry_lines(previous.parts.get("memory", ""))) if previous else None
         shown.append(
             {
                 **call.to_json(),
                 "blocks": blocks,
-                "injected": _entry_lines(call.parts.get("memory", "")),
+                "injected": injected,
+                # Lines not in the call before (this turn's, or the previous turn's last).
+                "new": [line for line in injected if then is not None and line not in then],
                 "recalls": _recalls(call.messages),
             }
         )
+        previous = call
     diff = None
     if before and before[-1].parts and calls[-1].parts:
-        then = _entry_lines(before[-1].parts["memory"])
+        earlier = _entry_lines(before[-1].parts["memory"])
         now = _entry_lines(calls[0].parts.get("memory", ""))
         diff = {
-            "added": [line for line in now if line not in set(then)],
-            "removed": [line for line in then if line not in set(now)],
+            "added": [line for line in now if line not in set(earlier)],
+            "removed": [line for line in earlier if line not in set(now)],
         }
     return {"session": session_id, "turn": turn, "calls": shown, "memory_since_previous_turn": diff}
 

@@ -118,6 +118,11 @@ def test_sessions_show_turn_prompt(agent_workspace: Workspace) -> None:  # noqa:
     ]
     assert any("tea is green" in line for line in view["calls"][0]["injected"])
     assert "tea is green" in view["calls"][-1]["recalls"][0]
+    turn0 = json.loads(
+        cli("sessions", "show", SESSION, "--turn", "0", "--prompt", "--json", *root).stdout
+    )
+    assert turn0["calls"][0]["new"] == []  # nothing to compare the first call with
+    assert any("tea is green" in line for line in turn0["calls"][1]["new"])  # the save's
     text = cli("sessions", "show", SESSION, "--turn", "1", "--prompt", *root)
     assert "── memory ·" in text.stdout and "recall results given to the model" in text.stdout
     missing = cli("sessions", "show", SESSION, "--turn", "7", "--prompt", *root)

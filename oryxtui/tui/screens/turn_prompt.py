@@ -1,5 +1,5 @@
 """A past turn's prompt, as the model received it (ctrl+t in the sessions view): each call's blocks
-with their sizes, the memory entries injected (+ for those new since the turn before), and the
+with their sizes, the memory entries injected (+ for those new since the call before), and the
 recall results the model got; [ and ] step to the turn before and after."""
 
 from __future__ import annotations
@@ -19,11 +19,16 @@ from oryxtui.errors import OryxError
 from oryxtui.tui.text import display_text
 
 
+def lines_text(text: str) -> str:
+    """Text shown line by line, each neutralised (its line breaks kept)."""
+    return "\n".join(display_text(line) for line in text.split("\n"))
+
+
 def view_text(view: dict[str, Any]) -> Text:
     text = Text()
     changed = view.get("memory_since_previous_turn") or {}
-    added = set(changed.get("added") or ())
     for call in view["calls"]:
+        added = set(call.get("new") or ())
         text.append(
             f"Call {call['call']} · {call['model']} · {call['time'] or '?'}\n", style="bold reverse"
         )
@@ -39,15 +44,15 @@ def view_text(view: dict[str, Any]) -> Text:
                         mark + display_text(line) + "\n", style="green" if mark == "+ " else ""
                     )
             elif block["name"] in ("identity", "time"):
-                text.append(display_text(str(block["text"])) + "\n", style="dim")
+                text.append(lines_text(str(block["text"])) + "\n", style="dim")
             else:
                 shown = str(block["text"])
                 clipped = shown if len(shown) <= 4000 else shown[:4000] + " …"
-                text.append(display_text(clipped) + "\n", style="dim")
+                text.append(lines_text(clipped) + "\n", style="dim")
         if call["recalls"]:
             text.append("── recall results given to the model\n", style="bold")
             for recall in call["recalls"]:
-                text.append(display_text(str(recall)) + "\n")
+                text.append(lines_text(str(recall)) + "\n")
         text.append("\n")
     removed = changed.get("removed") or ()
     if removed:
