@@ -182,8 +182,10 @@ class EventFeed:
                         "removed": len(record.before),
                     },
                 )
-            if not told:
+            if new and not told:  # only bookkeeping (a memory first seen): read it again
                 self.events.publish("memory", agent=agent)
+            # Nothing new in the history: the watcher saw the same change twice (an atomic
+            # replace can arrive as two batches); it was told already.
 
     def agents_changed(self) -> None:
         self.events.publish("agents")
