@@ -6,10 +6,9 @@ the history knew the memory, or by hand, say "unknown"."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from oryxtui import database, notices
+from oryxtui import notices
 from oryxtui.agent.sessions import Conversations
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
@@ -37,9 +36,9 @@ def origin_json(record: Record | None, upstream: str | None = None) -> dict[str,
 class Provenance:
     """Origins of one workspace's (or shared database's) entries."""
 
-    def __init__(self, memory: MemoryService, db: Path | Conversations) -> None:
+    def __init__(self, memory: MemoryService, db: Conversations) -> None:
         self.memory = memory
-        self.database: Conversations = database.Database(db) if isinstance(db, Path) else db
+        self.database = db
 
     def origins(self, agent: str | None, entries: list[MemoryEntry]) -> dict[str, dict[str, Any]]:
         """Each entry's origin, by its id."""

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui import __version__
 from oryxtui.agent.loop import AgentLoop
-from oryxtui.agent.sessions import SessionStore, conversations
+from oryxtui.agent.sessions import SessionStore, conversations, open_conversations
 from oryxtui.api import talk
 from oryxtui.api.events import EventFeed, EventLog
 from oryxtui.api.guard import RequestGuard
@@ -120,7 +120,7 @@ def create_api(
         with collecting(scrub):
             return await call_next(request)
 
-    keys = KeyStore(conversations(workspace, settings))
+    keys = KeyStore(open_conversations(workspace, settings))
     api.state.keys = keys
     limit = RateLimit(settings.api.rate_limit_per_minute)
 

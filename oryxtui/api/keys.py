@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
-from oryxtui import database
 from oryxtui.errors import Forbidden, Unauthenticated, UsageError
 
 KEY_PREFIX = "oryx_"
@@ -156,7 +154,7 @@ class KeyStore:
     `agent.sessions.Conversations`)."""
 
     def __init__(self, db: Any, clock: Any = datetime.now) -> None:
-        self.database = database.Database(db) if isinstance(db, Path) else db
+        self.database = db  # an opened database: `agent.sessions.open_conversations`
         self.clock = clock
         self._used: dict[str, datetime] = {}  # when last_used_at was last written, per key
 

@@ -264,12 +264,12 @@ async def origins(
     outside, unknown), the change, and for an agent's save its session and turn (`via:
     upstream` for a line upstream's `save_memory` wrote)."""
     from oryxtui.agent.provenance import Provenance
-    from oryxtui.agent.sessions import conversations
+    from oryxtui.agent.sessions import open_conversations
 
     def read() -> dict[str, dict[str, Any]]:
         snapshot = memory.snapshot(name)
         entries = [*snapshot.core, *snapshot.archival]
-        return Provenance(memory, conversations(workspace, settings)).origins(name, entries)
+        return Provenance(memory, open_conversations(workspace, settings)).origins(name, entries)
 
     return answer(await queue.run(name, read))
 

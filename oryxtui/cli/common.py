@@ -244,8 +244,8 @@ def origins_of(
     if is_remote(workspace):
         return workspace.memory.entry_origins(agent)  # type: ignore[attr-defined]
     from oryxtui.agent.provenance import Provenance
-    from oryxtui.agent.sessions import conversations
+    from oryxtui.agent.sessions import open_conversations
 
     snapshot = service.snapshot(agent)
     entries = [*snapshot.core, *snapshot.archival]
-    return Provenance(service, conversations(workspace, settings)).origins(agent, entries)
+    return Provenance(service, open_conversations(workspace, settings)).origins(agent, entries)

@@ -12,10 +12,10 @@ from oryxtui.errors import NotFound
 
 
 def _store(args: argparse.Namespace) -> KeyStore:
-    from oryxtui.agent.sessions import conversations
+    from oryxtui.agent.sessions import open_conversations
 
     workspace, settings = open_workspace(args)
-    return KeyStore(conversations(workspace, settings))
+    return KeyStore(open_conversations(workspace, settings))
 
 
 @KEYS.command(

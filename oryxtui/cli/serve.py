@@ -33,14 +33,14 @@ def serve(args: argparse.Namespace) -> int:
     require("server", "The REST API")
     import uvicorn
 
-    from oryxtui.agent.sessions import conversations
+    from oryxtui.agent.sessions import open_conversations
     from oryxtui.api.app import check_bind, create_api
     from oryxtui.api.guard import GuardedH11Protocol
     from oryxtui.api.keys import KeyStore
 
     workspace, settings = open_workspace(args)
     tls = _tls(args.tls_cert, args.tls_key)
-    keys = KeyStore(conversations(workspace, settings)).any_live()
+    keys = KeyStore(open_conversations(workspace, settings)).any_live()
     check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host], keys)
     api = create_api(workspace, settings, token, args.host, args.allow_host)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly

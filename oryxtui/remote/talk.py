@@ -16,13 +16,9 @@ from oryxtui.agent.prompt import Prompt, PromptBlock
 from oryxtui.agent.sessions import Session
 from oryxtui.errors import NotFound, OryxError
 from oryxtui.remote.client import Server, agent_path, events
-from oryxtui.remote.memory import RemoteMemory
+from oryxtui.remote.memory import RemoteMemory, _text
 
 LOOP_KINDS = frozenset({"text", "tool_call", "tool_result", "warning", "final", "error"})
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def episode_of(item: object) -> Episode | None:

@@ -12,6 +12,7 @@ import pytest
 from oryxtui.api.app import create_api
 from oryxtui.api.keys import KeyStore, Scope
 from oryxtui.config import ApiSettings, Settings
+from oryxtui.database import Database
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.api_server import RunningApi
@@ -53,7 +54,7 @@ def test_a_key_is_shown_once_and_kept_only_as_its_hash(keyed: Workspace) -> None
     assert key not in stored and key.split("_", 2)[2] not in stored  # the secret nowhere
     listed = cli("keys", "list", "--json", "--root", str(keyed.root))
     assert key not in listed.stdout and "alice" in listed.stdout
-    assert KeyStore(keyed.db_path).caller(key).name == "alice"
+    assert KeyStore(Database(keyed.db_path)).caller(key).name == "alice"
 
 
 def test_bad_key_requests_are_one_sentence(keyed: Workspace) -> None:
@@ -191,7 +192,7 @@ def test_scopes_read_from_the_table_are_untrusted(keyed: Workspace) -> None:
     key = make_key(keyed, "eve", "read")
     with sqlite3.connect(keyed.db_path) as db:
         db.execute("UPDATE oryxtui_api_keys SET scope = 'root', agents = '../x,ops'")
-    store = KeyStore(keyed.db_path)
+    store = KeyStore(Database(keyed.db_path))
     with pytest.raises(Exception, match="no usable scope"):
         store.caller(key)
     with sqlite3.connect(keyed.db_path) as db:
