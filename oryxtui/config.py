@@ -131,12 +131,17 @@ class DatabaseSettings(_Section):
     @field_validator("url")
     @classmethod
     def _a_postgres_url(cls, url: str | None) -> str | None:
+        from oryxtui.conninfo import ConnInfo, ConnInfoError
+
         if url is None or not url.strip():
             return None
-        if not url.startswith(("postgresql://", "postgres://")):
+        try:
+            ConnInfo.parse(url)
+        except ConnInfoError as exc:  # the message never repeats the url: it may hold a password
             raise ValueError(
-                "must be a PostgreSQL url such as 'postgresql://oryx@db.example:5432/oryx'"
-            )
+                f"{exc}: write a PostgreSQL url such as "
+                "'postgresql://oryx@db.example:5432/oryx' (or libpq's key=value form)"
+            ) from None
         return url
 
 
@@ -220,8 +225,16 @@ class ApiSettings(_Section):
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
     # Requests a minute per key (or token); 0: no limit. Counted by each server process.
     rate_limit_per_minute: int = Field(600, ge=0)
-    # An SSE comment this often keeps proxies from closing a quiet event stream.
+    # An SSE comment this often keeps proxies from closing a quiet event stream; each stream
+    # checks its key again this often too (a revocation also ends it at once).
     heartbeat_seconds: float = Field(15.0, gt=0, le=300)
+    # Event streams open at once: per key (or token), and in all.
+    streams_per_key: int = Field(16, ge=1, le=10_000)
+    max_streams: int = Field(256, ge=1, le=100_000)
+    # A request's body must arrive within this long (a body that never comes holds nothing).
+    body_timeout_seconds: float = Field(10.0, gt=0, le=600)
+    # Connections one client address may hold open at once, before any key is checked.
+    connections_per_client: int = Field(64, ge=1, le=100_000)
 
 
 class Settings(_Section):
@@ -329,9 +342,6 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.envi
 
 
 def _has_password(url: str) -> bool:
-    from urllib.parse import urlsplit
+    from oryxtui.conninfo import has_password
 
-    try:
-        return bool(urlsplit(url).password)
-    except ValueError:
-        return False
+    return has_password(url)

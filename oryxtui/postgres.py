@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
+from oryxtui.conninfo import ConnInfo, ConnInfoError, scrubbed
 from oryxtui.errors import DatabaseError, Unreachable
 
 if TYPE_CHECKING:
@@ -232,6 +232,27 @@ CREATE TABLE IF NOT EXISTS oryxtui_model_calls (
 );
 CREATE INDEX IF NOT EXISTS idx_model_calls_turn ON oryxtui_model_calls (session_id, turn, call);
 """,
+    # 4: a key made, revoked or changed is announced, so every server on the database ends
+    # the event streams of a key that no longer allows them at once; each model call records
+    # who drove its turn (a key's actor).
+    """
+ALTER TABLE oryxtui_model_calls ADD COLUMN IF NOT EXISTS actor VARCHAR(80);
+CREATE OR REPLACE FUNCTION oryxtui_keys_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('oryxtui', json_build_object('kind', 'keys')::text);
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS oryxtui_keys_changed ON oryxtui_api_keys;
+CREATE TRIGGER oryxtui_keys_changed AFTER INSERT OR DELETE ON oryxtui_api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION oryxtui_keys_changed();
+DROP TRIGGER IF EXISTS oryxtui_keys_updated ON oryxtui_api_keys;
+CREATE TRIGGER oryxtui_keys_updated AFTER UPDATE ON oryxtui_api_keys
+    FOR EACH ROW WHEN (OLD.revoked_at IS DISTINCT FROM NEW.revoked_at
+        OR OLD.scope IS DISTINCT FROM NEW.scope OR OLD.agents IS DISTINCT FROM NEW.agents
+        OR OLD.key_hash IS DISTINCT FROM NEW.key_hash)
+    EXECUTE FUNCTION oryxtui_keys_changed();
+""",
 ]
 SCHEMA_VERSION = len(UPGRADES)
 TABLES = (
@@ -246,18 +267,6 @@ TABLES = (
 )
 
 
-def masked(url: str) -> str:
-    """`url` with any password replaced by `***` (for every message and log)."""
-    try:
-        parts = urlsplit(url)
-        if not parts.password:
-            return url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        return "(a database url that cannot be read)"
-
-
 class Postgres:
     """One process's view of the shared database: a small pool of connections opened on first
     use, each in UTC, and every failure one sentence (a DatabaseError)."""
@@ -268,8 +277,14 @@ class Postgres:
         if settings.url is None:
             raise DatabaseError("No database url is configured.")
         require("postgres", "A database url")
-        self.url = settings.url
-        self.shown = masked(settings.url)
+        try:
+            self.conninfo = ConnInfo.parse(settings.url)
+        except ConnInfoError as exc:
+            raise DatabaseError(
+                f"The database url cannot be read ({exc}); write it as "
+                "postgresql://user@host:port/dbname."
+            ) from None
+        self.shown = self.conninfo.shown
         self.pool_size = settings.pool_size
         self.timeout = settings.connect_timeout_seconds
         self._password = environ.get(settings.password_env) if settings.password_env else None
@@ -282,18 +297,13 @@ class Postgres:
         self._lock = threading.Lock()
         self._schema_checked = False
 
-    def _secrets(self) -> list[str]:
-        try:
-            in_url = urlsplit(self.url).password
-        except ValueError:
-            in_url = None
-        return [secret for secret in (self._password, in_url) if secret]
+    def _secrets(self) -> tuple[str, ...]:
+        given = ConnInfo((("password", self._password),)).secrets if self._password else ()
+        return tuple(sorted({*self.conninfo.secrets, *given}, key=len, reverse=True))
 
     def sentence(self, error: BaseException, doing: str = "could not be used") -> DatabaseError:
         """One sentence for a failure, what to do, and no password in it."""
-        detail = " ".join(str(error).split()) or type(error).__name__
-        for secret in self._secrets():
-            detail = detail.replace(secret, "***")
+        detail = scrubbed(" ".join(str(error).split()) or type(error).__name__, self._secrets())
         if _unreachable(error):
             return Unreachable(
                 f"The database {self.shown} cannot be reached ({detail}); check that it is "
@@ -314,9 +324,10 @@ class Postgres:
     def _options(self) -> dict[str, Any]:
         """How every connection is opened, pooled or not: autocommit, in UTC."""
         options: dict[str, Any] = {
+            **self.conninfo.connect_params,
             "autocommit": True,
             "connect_timeout": max(1, round(self.timeout)),
-            "options": "-c TimeZone=UTC",
+            "options": " ".join(filter(None, (self.conninfo.get("options"), "-c TimeZone=UTC"))),
         }
         if self._password is not None:
             options["password"] = self._password
@@ -327,7 +338,7 @@ class Postgres:
         import psycopg
 
         with self.errors():
-            return psycopg.connect(self.url, **self._options())
+            return psycopg.connect(**self._options())
 
     def _the_pool(self) -> ConnectionPool[Any]:
         with self._lock:
@@ -335,7 +346,7 @@ class Postgres:
                 from psycopg_pool import ConnectionPool
 
                 pool: ConnectionPool[Any] = ConnectionPool(
-                    self.url,
+                    "",
                     min_size=1,
                     max_size=self.pool_size,
                     kwargs=self._options(),

@@ -13,12 +13,24 @@ if TYPE_CHECKING:
     from oryxtui.postgres import Postgres
 
 
-def _database(settings: Settings, url: str | None = None) -> Postgres:
+def _database(
+    settings: Settings, url: str | None = None, password_env: str | None = None
+) -> Postgres:
+    from oryxtui.conninfo import has_password
     from oryxtui.postgres import Postgres
 
     chosen: DatabaseSettings = settings.database
     if url is not None:
-        chosen = chosen.model_copy(update={"url": type(chosen).model_validate({"url": url}).url})
+        if has_password(url):
+            raise UsageError(
+                "The url given to --to holds a password, which anyone on this machine can "
+                "read in the process list: take it out, and set PGPASSWORD or name the "
+                "variable that holds it with --password-env."
+            )
+        update = {"url": type(chosen).model_validate({"url": url}).url}
+        if password_env is not None:
+            update["password_env"] = password_env
+        chosen = chosen.model_copy(update=update)
     if chosen.url is None:
         raise UsageError(
             "No shared database is configured: set [database] url in the workspace's "
@@ -76,7 +88,12 @@ def upgrade(args: argparse.Namespace) -> int:
 @DB.command(
     "migrate",
     "copy this workspace's oryxos.db (and MEMORY.md files) into the shared database",
-    arg("--to", metavar="URL", help="the database (default: [database] url)"),
+    arg("--to", metavar="URL", help="the database (default: [database] url); no password in it"),
+    arg(
+        "--password-env",
+        metavar="NAME",
+        help="the environment variable holding --to's password (default: libpq's PGPASSWORD)",
+    ),
     arg("--memory", action="store_true", help="also copy every MEMORY.md into memory_entries"),
     json=True,
 )
@@ -84,7 +101,7 @@ def migrate(args: argparse.Namespace) -> int:
     from oryxtui.memory.migration import migrate as run
 
     workspace, settings = open_workspace(args)
-    database = _database(settings, args.to)
+    database = _database(settings, args.to, args.password_env)
     done = run(workspace, database, args.memory, max_entry_chars=settings.memory.max_entry_chars)
     if args.json:
         print_json({"url": database.shown, **done.to_json()})

@@ -11,11 +11,12 @@ import psycopg
 import pytest
 
 from oryxtui.config import load_settings
+from oryxtui.conninfo import masked
 from oryxtui.errors import ConfigError
 from oryxtui.memory.format import Scope
 from oryxtui.memory.migration import migrate
 from oryxtui.memory.service import MemoryService
-from oryxtui.postgres import SCHEMA_VERSION, Postgres, masked
+from oryxtui.postgres import SCHEMA_VERSION, Postgres
 from oryxtui.workspace import Workspace, find_workspace
 from tests.backends import on_database
 from tests.support import fixed_clock, make_agent, run_oryxtui
