@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import re
+import secrets
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -23,15 +23,19 @@ from oryxtui import __version__
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import SessionStore, conversations, open_conversations
 from oryxtui.api import talk
-from oryxtui.api.events import EventFeed, EventLog
+from oryxtui.api.auth import Authenticator
+from oryxtui.api.events import EventLog
+from oryxtui.api.feed import EventFeed
 from oryxtui.api.guard import RequestGuard
-from oryxtui.api.keys import KEY_PREFIX, OPEN, Caller, KeyStore
+from oryxtui.api.keys import KeyStore
 from oryxtui.api.limits import RateLimit
 from oryxtui.api.models import envelope
 from oryxtui.api.routes import events_router, router
+from oryxtui.api.streams import StreamSlots
+from oryxtui.api.streams import router as streams_router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
-from oryxtui.errors import OryxError, Unauthenticated, UsageError
+from oryxtui.errors import DatabaseError, OryxError, UsageError
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor, current_actor
@@ -64,8 +68,12 @@ def create_api(
     answered as Host; only the server's own origin and `[api] cors_origins` as Origin."""
     memory = MemoryService.open(workspace, settings, actor=Actor("api"))
 
+    def scrub(message: str) -> str:
+        message = message.replace(str(workspace.root), ".oryxos")
+        return _ABSOLUTE_PATH.sub("<path>", message)
+
     events = EventLog()
-    feed = EventFeed(workspace, settings, memory, events)
+    feed = EventFeed(workspace, settings, memory, events, scrub)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -99,13 +107,10 @@ def create_api(
     api.state.settings = settings
     api.state.memory = memory
     api.state.events = events
+    api.state.streams = StreamSlots(settings.api.max_streams, settings.api.streams_per_key)
     sessions = SessionStore(conversations(workspace, settings))
     api.state.runner = AgentLoop(workspace, settings, memory, sessions)
     api.state.queue = AgentQueue()
-
-    def scrub(message: str) -> str:
-        message = message.replace(str(workspace.root), ".oryxos")
-        return _ABSOLUTE_PATH.sub("<path>", message)
 
     api.state.scrub = scrub
 
@@ -122,40 +127,41 @@ def create_api(
 
     keys = KeyStore(open_conversations(workspace, settings))
     api.state.keys = keys
+    auth = Authenticator.at_start(keys, token, bind_host)
+    api.state.auth = auth
     limit = RateLimit(settings.api.rate_limit_per_minute)
-
-    def identify(authorization: str | None) -> Caller:
-        """The caller a request's Authorization header names (the server's token, a key),
-        or the open caller of a loopback server with neither; else Unauthenticated."""
-        scheme, _, given = (authorization or "").partition(" ")
-        given = given.strip() if scheme.lower() == "bearer" else ""
-        if token is not None and given and hmac.compare_digest(given.encode(), token.encode()):
-            return OPEN
-        if given.startswith(KEY_PREFIX):
-            return keys.caller(given)
-        if given or token is not None or keys.any_live():
-            raise Unauthenticated(
-                ("Wrong token or key" if given else "Missing key")
-                + ": send Authorization: Bearer <key> with a key from `oryxtui keys create` "
-                "(or the server's token)."
-            )
-        return OPEN
 
     @api.middleware("http")
     async def authenticate(request: Request, call_next):
         """Who is asking (checked on every request: a revoked key is refused at once), at
         what rate; their changes are recorded under their key's name."""
+        client = request.client.host if request.client else "unknown"
+        authorization = request.headers.get("authorization")
         try:
-            caller = await anyio.to_thread.run_sync(identify, request.headers.get("authorization"))
+            caller = await anyio.to_thread.run_sync(auth.identify, authorization, client)
             limit.spend("the server's token" if caller.name is None else f"key {caller.name!r}")
+        except DatabaseError as exc:
+            return unavailable(exc)  # nobody is known yet: no detail of the store
         except OryxError as exc:
             return failure(exc.http_status, str(exc))
         request.state.caller = caller
+        request.state.authorization = authorization
         acting = current_actor.set(Actor(caller.actor))
         try:
             return await call_next(request)
         finally:
             current_actor.reset(acting)
+
+    def unavailable(exc: OryxError) -> JSONResponse:
+        """A store failure told to a caller not yet authenticated: one generic sentence and
+        a request id; what failed (a database's host, user and name) only in the log."""
+        request_id = secrets.token_hex(6)
+        log.warning("request %s: %s", request_id, scrub(str(exc)))
+        return failure(
+            503,
+            f"The memory store is unavailable just now (request id {request_id}; the "
+            "server's log has the details); try again in a moment.",
+        )
 
     if settings.api.cors_origins:
         api.add_middleware(
@@ -169,6 +175,7 @@ def create_api(
         allowed_hosts=allowed_host_names(bind_host, [*settings.api.allowed_hosts, *allowed_hosts]),
         cors_origins=settings.api.cors_origins,
         max_body_bytes=MAX_BODY_BYTES,
+        body_timeout=settings.api.body_timeout_seconds,
     )
 
     @api.exception_handler(OryxError)
@@ -193,6 +200,7 @@ def create_api(
 
     api.include_router(router)
     api.include_router(events_router)
+    api.include_router(streams_router)
     api.include_router(talk.router)
     _serve_docs(api)
     return api
@@ -227,7 +235,7 @@ def check_bind(
     if not token and not keys:
         raise UsageError(
             f"Binding to {host} exposes memory beyond this machine: make keys with `oryxtui "
-            "keys create`, or set a token with --token or ORYXTUI_API_TOKEN, or bind to "
+            "keys create`, or set a token in ORYXTUI_API_TOKEN or --token-file, or bind to "
             "127.0.0.1."
         )
     if host.lower() in WILDCARD_BINDS and not allowed_hosts:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, NoReturn
 
 from oryxtui.errors import Forbidden, Unauthenticated, UsageError
+from oryxtui.workspace import GLOBAL_AGENT
 
 KEY_PREFIX = "oryx_"
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -60,9 +61,14 @@ class Caller:
         return "api" if self.name is None else f"api:{self.name}"
 
     def reaches(self, agent: str | None) -> bool:
+        """Whether this caller may see `agent`'s data. The global memory (None, or its name
+        in paths and session ids) only by a key limited to no agents, whatever a pattern
+        happens to match."""
         if self.agents is None:
             return True
-        return agent is not None and any(fnmatchcase(agent, p) for p in self.agents)
+        if agent is None or agent == GLOBAL_AGENT:
+            return False
+        return any(fnmatchcase(agent, p) for p in self.agents)
 
     def require(self, scope: Scope, doing: str) -> None:
         """Forbidden, in one sentence, unless this caller's scope allows `doing`."""
@@ -73,14 +79,14 @@ class Caller:
                 f"{scope.label}`)."
             )
 
-    def require_reach(self, agent: str | None) -> None:
-        """Forbidden unless this caller's key reaches `agent` (asked before whether there is
+    def refuse_reach(self, agent: str | None) -> NoReturn:
+        """Forbidden: this caller's key does not reach `agent` (said before whether there is
         such an agent: a limited key learns nothing about the others)."""
-        if not self.reaches(agent):
-            raise Forbidden(
-                f"{self._who} does not reach agent {agent!r} (it is limited to "
-                f"{', '.join(self.agents or ())})."
-            )
+        what = "the global memory" if agent is None else f"agent {agent!r}"
+        raise Forbidden(
+            f"{self._who} does not reach {what}: it is limited to "
+            f"{', '.join(self.agents or ())}; ask an admin for a key that reaches it."
+        )
 
     @property
     def _who(self) -> str:
@@ -91,10 +97,16 @@ OPEN = Caller(None, Scope.ADMIN)  # the single token, or a loopback server witho
 
 
 def parse_agents(text: str | None) -> tuple[str, ...] | None:
-    """`ops-*,atlas` → ("ops-*", "atlas"); None or empty: every agent."""
-    if text is None or not text.strip():
+    """`ops-*,atlas` → ("ops-*", "atlas"); None (no --agents): every agent. An empty list
+    (`--agents ''`, an unset shell variable) is refused, never read as "every agent"."""
+    if text is None:
         return None
     patterns = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not patterns:
+        raise UsageError(
+            "--agents names no agent pattern: give patterns like 'ops-*,atlas', or leave "
+            "--agents out for a key that reaches every agent."
+        )
     for pattern in patterns:
         if not PATTERN.fullmatch(pattern):
             raise UsageError(

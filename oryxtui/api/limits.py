@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from oryxtui.errors import TooManyRequests
 
+MAX_CALLERS = 100_000  # buckets kept at most; the fullest (the idle) go first
+
 
 class RateLimit:
     def __init__(self, per_minute: int, monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -19,8 +21,25 @@ class RateLimit:
 
     def spend(self, caller: str) -> None:
         """One request by `caller`, or TooManyRequests saying when to try again."""
+        wait = self.take(caller)
+        if wait:
+            raise TooManyRequests(
+                f"More than {self.per_minute} requests a minute from {caller}; nothing was "
+                f"done — try again in {wait:.1f} s."
+            )
+
+    def take(self, caller: str) -> float:
+        """Spend one of `caller`'s allowance: 0 when there was one, else the seconds until
+        there is (nothing spent)."""
+        return self._bucket(caller, spend=True)
+
+    def waiting(self, caller: str) -> float:
+        """The seconds until `caller` has an allowance again (0: it has one now)."""
+        return self._bucket(caller, spend=False)
+
+    def _bucket(self, caller: str, spend: bool) -> float:
         if self.per_minute <= 0:
-            return
+            return 0.0
         now = self.monotonic()
         rate = self.per_minute / 60.0
         with self._lock:
@@ -28,9 +47,16 @@ class RateLimit:
             tokens = min(float(self.per_minute), tokens + (now - then) * rate)
             if tokens < 1.0:
                 self._buckets[caller] = (tokens, now)
-                wait = (1.0 - tokens) / rate
-                raise TooManyRequests(
-                    f"More than {self.per_minute} requests a minute from {caller}; nothing was "
-                    f"done — try again in {wait:.1f} s."
-                )
-            self._buckets[caller] = (tokens - 1.0, now)
+                return (1.0 - tokens) / rate
+            if spend:
+                if len(self._buckets) >= MAX_CALLERS and caller not in self._buckets:
+                    self._forget_idle(now, rate)
+                self._buckets[caller] = (tokens - 1.0, now)
+            return 0.0
+
+    def _forget_idle(self, now: float, rate: float) -> None:
+        """Drop the buckets that have refilled (a full bucket is the same as none)."""
+        full = float(self.per_minute)
+        for caller, (tokens, then) in list(self._buckets.items()):
+            if tokens + (now - then) * rate >= full:
+                del self._buckets[caller]

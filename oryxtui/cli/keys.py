@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from oryxtui.api.keys import KeyStore, Scope, parse_agents
-from oryxtui.cli.common import EXIT_OK, KEYS, arg, open_workspace, print_json, show
+from oryxtui.cli.common import EXIT_OK, KEYS, arg, open_workspace, print_json, show, warn
 from oryxtui.errors import NotFound
 
 
@@ -67,10 +67,18 @@ def list_keys(args: argparse.Namespace) -> int:
 
 @KEYS.command("revoke", "refuse a key from now on", arg("name", metavar="NAME"), json=True)
 def revoke(args: argparse.Namespace) -> int:
-    if not _store(args).revoke(args.name):
+    store = _store(args)
+    if not store.revoke(args.name):
         raise NotFound(f"No live key named {args.name!r}; `oryxtui keys list` lists them.")
+    last = not store.any_live()
     if args.json:
-        print_json({"name": args.name, "revoked": True})
+        print_json({"name": args.name, "revoked": True, "live_keys": not last})
     else:
         sys.stderr.write(f"Key {args.name!r} revoked; requests with it are refused.\n")
+    if last:
+        warn(
+            "that was the last live key. Servers that started with keys "
+            "now refuse every request until an admin makes a new one (`oryxtui keys create`); "
+            "none of them opens."
+        )
     return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, open_workspace
 from oryxtui.errors import UsageError
@@ -17,7 +18,12 @@ from oryxtui.hosts import listening_socket, port
     "the REST API (needs the server extra)",
     arg("--host", default="127.0.0.1", help="default: 127.0.0.1"),
     arg("--port", type=port, default=8765, help="default: 8765"),
-    arg("--token", help="required unless bound to loopback; or set ORYXTUI_API_TOKEN"),
+    arg(
+        "--token-file",
+        metavar="PATH",
+        help="a file holding the server's token (or set ORYXTUI_API_TOKEN); keys need neither",
+    ),
+    arg("--token", help=argparse.SUPPRESS),  # refused: it would show in `ps`
     arg(
         "--allow-host",
         metavar="NAME",
@@ -29,13 +35,13 @@ from oryxtui.hosts import listening_socket, port
     arg("--tls-key", metavar="PEM", help="the certificate's private key"),
 )
 def serve(args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get("ORYXTUI_API_TOKEN") or None
+    token = _token(args)
     require("server", "The REST API")
     import uvicorn
 
     from oryxtui.agent.sessions import open_conversations
     from oryxtui.api.app import check_bind, create_api
-    from oryxtui.api.guard import GuardedH11Protocol
+    from oryxtui.api.guard import guarded
     from oryxtui.api.keys import KeyStore
 
     workspace, settings = open_workspace(args)
@@ -44,9 +50,7 @@ def serve(args: argparse.Namespace) -> int:
     check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host], keys)
     api = create_api(workspace, settings, token, args.host, args.allow_host)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
-    protocol = type(
-        "Protocol", (GuardedH11Protocol,), {"header_timeout": settings.api.header_timeout_seconds}
-    )
+    protocol = guarded(settings.api.header_timeout_seconds, settings.api.connections_per_client)
     config = uvicorn.Config(
         api,
         http=protocol,
@@ -62,6 +66,29 @@ def serve(args: argparse.Namespace) -> int:
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[listener])
     return EXIT_OK
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The server's token, from the environment or a file (never the command line, which
+    every user of the machine can read), at least MIN_TOKEN_CHARS long."""
+    from oryxtui.api.auth import checked_token
+
+    if args.token is not None:
+        raise UsageError(
+            "A token on the command line shows in `ps` to every user of this machine: put it "
+            "in ORYXTUI_API_TOKEN or in a file named with --token-file (or use keys: `oryxtui "
+            "keys create`)."
+        )
+    if args.token_file is not None:
+        try:
+            text = Path(args.token_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+            raise UsageError(
+                f"The token file {args.token_file} cannot be read ({reason})."
+            ) from None
+        return checked_token(text)
+    return checked_token(os.environ.get("ORYXTUI_API_TOKEN") or None)
 
 
 def _tls(cert: str | None, key: str | None) -> tuple[str, str] | None:

@@ -122,7 +122,9 @@ def test_binding_beyond_loopback_needs_a_token_and_host_names(served: Workspace)
     root = str(served.root)
     no_token = run_oryxtui("serve", "--root", root, "--host", "0.0.0.0")
     assert no_token.returncode == 2 and "token" in no_token.stderr
-    no_hosts = run_oryxtui("serve", "--root", root, "--host", "0.0.0.0", "--token", "t")
+    no_hosts = run_oryxtui(
+        "serve", "--root", root, "--host", "0.0.0.0", env={"ORYXTUI_API_TOKEN": "t" * 24}
+    )
     assert no_hosts.returncode == 2 and "--allow-host" in no_hosts.stderr
     assert "Serving" not in no_hosts.stderr
 
