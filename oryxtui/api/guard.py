@@ -8,8 +8,10 @@ must be `application/json`, and a body is cut off at the limit before it is buff
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
@@ -26,6 +28,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 HEADER_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 10.0
+CONNECTIONS_PER_CLIENT = 64
 
 
 def _refusal(status: int, message: str) -> tuple[dict[str, Any], bytes]:
@@ -48,11 +52,13 @@ class RequestGuard:
         allowed_hosts: frozenset[str] | None,
         cors_origins: Iterable[str],
         max_body_bytes: int,
+        body_timeout: float = BODY_TIMEOUT_SECONDS,
     ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.cors_origins = frozenset(origin.rstrip("/").lower() for origin in cors_origins)
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -65,11 +71,16 @@ class RequestGuard:
         if problem is None and scope["type"] == "http" and scope["method"] in WRITE_METHODS:
             problem = self._unacceptable_body(headers)
             if problem is None:
-                body = await self._read_body(receive)
-                if body is None:
-                    problem = (413, self._too_large())
+                try:
+                    async with asyncio.timeout(self.body_timeout):
+                        body = await self._read_body(receive)
+                except TimeoutError:
+                    problem = (408, self._too_slow())
                 else:
-                    receive = _replay(body, receive)
+                    if body is None:
+                        problem = (413, self._too_large())
+                    else:
+                        receive = _replay(body, receive)
         if problem is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
@@ -108,6 +119,12 @@ class RequestGuard:
             return 413, self._too_large()
         return None
 
+    def _too_slow(self) -> str:
+        return (
+            f"The body did not arrive within {self.body_timeout:g} s; nothing was done — send "
+            "it whole."
+        )
+
     def _too_large(self) -> str:
         return f"The body is over {self.max_body_bytes // 1024} KB; send less."
 
@@ -142,13 +159,26 @@ def _replay(body: bytes, then: Receive) -> Receive:
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection that has not finished a request's
-    headers within HEADER_TIMEOUT_SECONDS (uvicorn itself waits forever: slowloris), and
-    ending streamed answers when the server stops."""
+    headers within HEADER_TIMEOUT_SECONDS (uvicorn itself waits forever: slowloris),
+    refusing a client address more than `connections_per_client` connections at once (before
+    anything is read, so idle connections cannot use up the server's files), and ending
+    streamed answers when the server stops. `guarded()` makes one for a server."""
 
     header_timeout = HEADER_TIMEOUT_SECONDS
+    connections_per_client = CONNECTIONS_PER_CLIENT
+    open_per_client: Counter[str] = Counter()  # each server's class has its own (`guarded`)
     _header_deadline = None
+    _client: str | None = None
 
     def connection_made(self, transport) -> None:
+        peer = transport.get_extra_info("peername")
+        client = str(peer[0]) if isinstance(peer, tuple) and peer else "unix"
+        if self.open_per_client[client] >= self.connections_per_client:
+            transport.write(_too_many_connections(client, self.connections_per_client))
+            transport.close()
+            return
+        self.open_per_client[client] += 1
+        self._client = client
         super().connection_made(transport)
         self._arm_header_deadline()
 
@@ -163,6 +193,12 @@ class GuardedH11Protocol(H11Protocol):
             self._arm_header_deadline()  # waiting for the next request on this connection
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._client is None:  # refused at once: uvicorn never knew it
+            return
+        self.open_per_client[self._client] -= 1
+        if self.open_per_client[self._client] <= 0:
+            del self.open_per_client[self._client]
+        self._client = None
         self._disarm_header_deadline()
         super().connection_lost(exc)
 
@@ -189,3 +225,27 @@ class GuardedH11Protocol(H11Protocol):
         self._header_deadline = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+def guarded(header_timeout: float, connections_per_client: int) -> type[GuardedH11Protocol]:
+    """The protocol class for one server: its limits, and its own count of connections."""
+    return type(
+        "Protocol",
+        (GuardedH11Protocol,),
+        {
+            "header_timeout": header_timeout,
+            "connections_per_client": connections_per_client,
+            "open_per_client": Counter(),
+        },
+    )
+
+
+def _too_many_connections(client: str, limit: int) -> bytes:
+    _, body = _refusal(
+        429, f"{client} has {limit} connections open to this server already; close some."
+    )
+    head = (
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("latin-1") + body

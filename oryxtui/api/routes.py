@@ -4,18 +4,16 @@ dependency, so a test can hand the app others; an unknown agent is a 404 before 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
 from oryxtui import notices
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import os_user, session_id_for
-from oryxtui.api.events import EventLog
 from oryxtui.api.keys import OPEN, Caller, Scope
 from oryxtui.api.models import (
     AgentInfo,
@@ -41,7 +39,7 @@ from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.notices import collected
-from oryxtui.workspace import GLOBAL_AGENT, Workspace
+from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
 
 def workspace_of(request: Request) -> Workspace:
@@ -74,11 +72,23 @@ def caller_of(request: Request) -> Caller:
     return request.state.caller
 
 
+def reaches(caller: Caller, workspace: Workspace, agent: str | None) -> bool:
+    """The one reach rule for every route that shows or changes an agent's data: the key
+    reaches the agent by name and, for a folder that links to another agent's, that one too
+    (a link never widens a key's reach); the global memory only unlimited keys reach."""
+    if caller.agents is None:
+        return True
+    if agent is None or agent == GLOBAL_AGENT or not caller.reaches(agent):
+        return False
+    real = workspace.real_agent(agent) if is_valid_agent_name(agent) else agent
+    return real is not None and caller.reaches(real)
+
+
 def all_agents(workspace: Workspace, memory: MemoryService, caller: Caller = OPEN) -> list[str]:
     """The workspace's agent folders, and the agents a shared database has memory of (those
     the caller's key reaches)."""
     found = {*workspace.list_agents(), *memory.stored_agents()}
-    return sorted(agent for agent in found if caller.reaches(agent))
+    return sorted(agent for agent in found if reaches(caller, workspace, agent))
 
 
 def known_agent(
@@ -92,7 +102,8 @@ def known_agent(
     """The agent a path names (None: the global memory), once the caller may see it."""
     agent = None if name == GLOBAL_AGENT else name
     # A key limited to some agents learns nothing about the others, not even whether they are.
-    caller.require_reach(agent)
+    if not reaches(caller, workspace, agent):
+        caller.refuse_reach(agent)
     listed = agent is None or agent in workspace.list_agents()
     if not listed and agent not in memory.stored_agents():
         raise NotFound(f"No agent named {name!r} in this workspace.")
@@ -450,58 +461,3 @@ def info(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> Res
             agents=list(caller.agents) if caller.agents is not None else None,
         )
     )
-
-
-@events_router.get(
-    "/events",
-    response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the stream"}},
-)
-async def events(
-    request: Request,
-    caller: Annotated[Caller, Depends(caller_of)],
-    since: str | None = None,
-) -> StreamingResponse:
-    """What changes, as Server-Sent Events, each `data` a JSON object with its `kind`:
-    `memory` (with `change`: n, op, actor, … where the history has it), `agents`, `session`,
-    `index`, `hello` (the first event of a new connection) and `reset` (reload everything:
-    what happened since the id you sent is not held). Send the last id you saw as
-    `Last-Event-ID` (or `since`) to resume with nothing missed. A comment line every
-    `[api] heartbeat_seconds` keeps proxies from closing a quiet stream. Only the agents
-    the key reaches are told."""
-    caller.require(Scope.READ, "following changes")
-    log: EventLog = request.app.state.events
-    heartbeat = request.app.state.settings.api.heartbeat_seconds
-    start = log.position(request.headers.get("last-event-id") or since)
-
-    async def stream() -> AsyncIterator[str]:
-        n = log.last if start is None else start
-        yield "retry: 1000\n\n"
-        if start is None:  # a new client, or one that cannot resume: from here on
-            kind = "reset" if (request.headers.get("last-event-id") or since) else "hello"
-            yield sse(log.id_of(n), {"kind": kind, "stream": log.stream})
-        while True:
-            told = log.after(n)
-            if told is None:  # the client fell further behind than the log holds
-                n = log.last
-                yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
-                continue
-            for event in told:
-                n = event.n
-                if event.data["kind"] in ("reset", "agents") or caller.reaches(event.agent):
-                    yield sse(log.id_of(n), event.data)
-            if not await log.wait(n, heartbeat):
-                if await request.is_disconnected():
-                    return
-                yield ": heartbeat\n\n"
-
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
-
-
-def sse(event_id: str, data: dict[str, Any]) -> str:
-    """One event: its id and its JSON on one line (JSON never holds a raw line break)."""
-    return f"id: {event_id}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

@@ -28,7 +28,7 @@ from oryxtui.workspace import GLOBAL_AGENT, is_valid_agent_name
 
 # What the database announces: (kind, agent), the global memory's agent being None.
 Announcement = tuple[str, str | None]
-KINDS = ("memory", "session", "index")
+KINDS = ("memory", "session", "index", "keys")
 
 
 def stamped(time: str) -> datetime:
@@ -143,7 +143,7 @@ class PostgresMemoryStore(TableStore):
                 heard(None)
                 return
             name, kind = payload.get("agent", ""), payload.get("kind", "")
-            agent = None if name == GLOBAL_AGENT else name
+            agent = None if name == GLOBAL_AGENT or kind == "keys" else name
             if kind in KINDS and (agent is None or is_valid_agent_name(agent)):
                 heard((kind, agent))
 

@@ -1,0 +1,269 @@
+"""The feeds that fill the event log: what the workspace watcher sees, and what the shared
+database announces. An announcement is only a hint — anyone who can connect can send one —
+so nothing is told before the rows it names are read again, and a flood of hints is read at
+most once per beat."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from oryxtui.api.events import EventLog
+from oryxtui.config import Settings
+from oryxtui.errors import OryxError
+from oryxtui.memory import MemoryService
+from oryxtui.memory.store import Listened, Recorded
+from oryxtui.workspace import Workspace
+
+log = logging.getLogger("oryxtui.api")
+Hint = tuple[str, str | None] | None  # (kind, agent); None: read everything again
+
+
+class Hints:
+    """Hints waiting to be read, each once however often it was sent: handled in batches, a
+    beat apart; past `cap` waiting, one full re-read stands for the rest."""
+
+    def __init__(self, handle: Callable[[Hint], None], beat: float = 0.05, cap: int = 256) -> None:
+        self.handle = handle
+        self.beat = beat
+        self.cap = cap
+        self._waiting: dict[Hint, None] = {}  # in arrival order, each once
+        self._ready = threading.Condition()
+
+    def add(self, hint: Hint) -> None:
+        with self._ready:
+            if hint in self._waiting:
+                return
+            if len(self._waiting) >= self.cap:
+                hint = None  # too many to read one by one: read everything once
+                self._waiting.clear()
+            self._waiting[hint] = None
+            self._ready.notify()
+
+    def run(self, stopped: threading.Event) -> None:
+        while not stopped.is_set():
+            with self._ready:
+                if not self._waiting:
+                    self._ready.wait(0.25)
+                batch, self._waiting = list(self._waiting), {}
+            for hint in batch:
+                try:
+                    self.handle(hint)
+                except OryxError as exc:
+                    log.warning("an announcement could not be followed: %s", exc)
+            if batch:
+                stopped.wait(self.beat)
+
+
+class EventFeed:
+    """Turns what the workspace watcher sees, and what the shared database announces, into
+    events: one per history record (save, edit, move, delete, digest, outside change…), a
+    plain `memory` event where the backend keeps no history, `agents`, `session`, `index`,
+    and `keys` (for the server's own streams: a key was made, revoked or changed)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        memory: MemoryService,
+        events: EventLog,
+        scrub: Callable[[str], str] = str,
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.memory = memory
+        self.events = events
+        self.scrub = scrub  # what a `problem` says, without the server's paths
+        self._seen: dict[str | None, int] = {}  # the newest history record told, per agent
+        self._sessions_seen: object = None  # the newest last_active_at told
+        self._index_seen: dict[str | None, object] = {}  # the index status told, per agent
+        self._keys_seen: str | None = None  # a digest of the keys table's state
+        self._lock = threading.Lock()
+        self._database: Any = None  # where sessions are: opened on first use
+
+    # What the server starts with -----------------------------------------------------------
+
+    def prime(self) -> None:
+        """Note where every agent's history and the sessions stand, so only what happens from
+        now on is told."""
+        for agent in self.workspace.memories():
+            with contextlib.suppress(OryxError):
+                self._seen[agent] = self._newest(agent)
+        with contextlib.suppress(OryxError):
+            self._sessions_seen = self._latest_session_time()
+        with contextlib.suppress(OryxError):
+            self._keys_seen = self._keys_state()
+
+    def _newest(self, agent: str | None) -> int:
+        store = self.memory.store
+        if not isinstance(store, Recorded):
+            return 0
+        records = store.changes(agent).records
+        return records[-1].n if records else 0
+
+    # Feeding --------------------------------------------------------------------------------
+
+    def memory_changed(self, agent: str | None) -> None:
+        """The agent's memory changed: one event per new history record (outside changes are
+        recorded first), or one `memory` event without a history."""
+        with self._lock:
+            store = self.memory.store
+            if not isinstance(store, Recorded):
+                self.events.publish("memory", agent=agent)
+                return
+            try:
+                store.reconcile(agent)
+                records = store.changes(agent).records
+            except OryxError as exc:
+                self.events.publish("memory", agent=agent, problem=self.scrub(str(exc)))
+                return
+            seen = self._seen.get(agent, 0)
+            new = [record for record in records if record.n > seen]
+            if records:
+                self._seen[agent] = max(seen, records[-1].n)
+            told = False
+            for record in new:
+                if not record.shown:
+                    continue
+                told = True
+                self.events.publish(
+                    "memory",
+                    agent=agent,
+                    change={
+                        "n": record.n,
+                        "op": record.op,
+                        "actor": record.actor,
+                        "session": record.session,
+                        "time": record.time,
+                        "added": len(record.after),
+                        "removed": len(record.before),
+                    },
+                )
+            if new and not told:  # only bookkeeping (a memory first seen): read it again
+                self.events.publish("memory", agent=agent)
+            # Nothing new in the history: the watcher saw the same change twice (an atomic
+            # replace can arrive as two batches); it was told already.
+
+    def agents_changed(self) -> None:
+        self.events.publish("agents")
+
+    def sessions_changed(self) -> None:
+        """oryxos.db changed: a `session` event for each session that moved on since."""
+        with self._lock:
+            rows = self._sessions_database().query(
+                "SELECT session_id, profile_name, last_active_at FROM sessions "
+                + ("WHERE last_active_at > ? " if self._sessions_seen is not None else "")
+                + "ORDER BY last_active_at",
+                () if self._sessions_seen is None else (self._sessions_seen,),
+            )
+            for session, agent, when in rows:
+                self._sessions_seen = when
+                self.events.publish("session", agent=agent, session=session)
+
+    def _latest_session_time(self) -> object:
+        rows = self._sessions_database().query("SELECT max(last_active_at) FROM sessions")
+        return rows[0][0] if rows else None
+
+    def _sessions_database(self) -> Any:
+        if self._database is None:
+            from oryxtui.agent.sessions import open_conversations
+
+            self._database = open_conversations(self.workspace, self.settings)
+        return self._database
+
+    def index_changed(self, agent: str | None, status: Any = None) -> None:
+        self.events.publish(
+            "index", agent=agent, **({"status": status.to_json()} if status is not None else {})
+        )
+
+    def index_hinted(self, agent: str | None) -> None:
+        """Another process says it indexed the agent's entries: told if the index says so."""
+        engine = self.memory.engine
+        status = engine.status(agent) if engine is not None else None
+        told = status.to_json() if status is not None else None
+        if told is None or self._index_seen.get(agent) == told:
+            return
+        self._index_seen[agent] = told
+        self.index_changed(agent, status)
+
+    def keys_changed(self) -> None:
+        """A `keys` event (for the server's own streams, which check their key again) when
+        a key was made, revoked or changed since the last look."""
+        state = self._keys_state()
+        if state != self._keys_seen:
+            self._keys_seen = state
+            self.events.publish("keys")
+
+    def _keys_state(self) -> str:
+        rows = self._sessions_database().query(
+            "SELECT name, scope, agents, revoked_at FROM oryxtui_api_keys ORDER BY name"
+        )
+        return hashlib.sha256(repr([tuple(map(str, row)) for row in rows]).encode()).hexdigest()
+
+    # The feeds ------------------------------------------------------------------------------
+
+    async def watch_files(self) -> None:
+        """The workspace's folders (memory files, agents, oryxos.db), until cancelled."""
+        import anyio.to_thread
+
+        from oryxtui.watching import watch_workspace
+
+        database = self.settings.database.url is None  # sessions (and sqlite memory) there
+        sqlite_memory = self.memory.backend == "sqlite"
+        async for changes in watch_workspace(self.workspace, 10, 30, database=database):
+            for agent in sorted(changes.memory, key=lambda a: a or ""):
+                await anyio.to_thread.run_sync(self.memory_changed, agent)
+            if changes.agents_changed:
+                self.agents_changed()
+            if changes.database:
+                await anyio.to_thread.run_sync(self._database_changed, sqlite_memory)
+
+    def _database_changed(self, sqlite_memory: bool) -> None:
+        try:
+            self.sessions_changed()
+            self.keys_changed()
+        except OryxError as exc:
+            log.warning("sessions could not be read for the event stream: %s", exc)
+        if sqlite_memory:  # any agent's rows may have changed: their histories say which
+            for agent in self.workspace.memories():
+                if self._newest_safely(agent) > self._seen.get(agent, 0):
+                    self.memory_changed(agent)
+
+    def _newest_safely(self, agent: str | None) -> int:
+        try:
+            return self._newest(agent)
+        except OryxError:
+            return 0
+
+    def listen(self, stopped: threading.Event) -> None:
+        """The shared database's announcements (every host's changes), until `stopped`."""
+        store = self.memory.store
+        if not isinstance(store, Listened):
+            return
+        hints = Hints(self._follow)
+        threading.Thread(target=hints.run, args=(stopped,), daemon=True).start()
+
+        def lost(sentence: str) -> None:
+            log.warning("%s The event stream resumes when it is back.", sentence)
+
+        store.listen(stopped, hints.add, lost)
+
+    def _follow(self, hint: Hint) -> None:
+        """One hint, read again before anything is told."""
+        if hint is None:  # (re)connected, or too many hints: what happened is unknown
+            self.events.publish("reset")
+            self.keys_changed()
+            return
+        kind, agent = hint
+        if kind == "memory":
+            self.memory_changed(agent)
+        elif kind == "session":
+            self.sessions_changed()
+        elif kind == "index":
+            self.index_hinted(agent)
+        elif kind == "keys":
+            self.keys_changed()

@@ -1,0 +1,160 @@
+"""`GET /api/v1/events`: the event log as Server-Sent Events, for as long as the key that
+opened a stream still allows it. Streams are counted — per key and in all — so idle
+connections cannot pile up, and each ends as soon as its key is revoked or changed, on any host
+of a shared database (the feed tells the streams, which check their key again)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from oryxtui.api.auth import Authenticator
+from oryxtui.api.events import INTERNAL, Event, EventLog
+from oryxtui.api.keys import Caller
+from oryxtui.api.keys import Scope as KeyScope
+from oryxtui.api.routes import _FAILURES, caller_of, reaches
+from oryxtui.errors import TooManyRequests
+
+router = APIRouter(prefix="/api/v1", responses=_FAILURES)
+
+
+class StreamSlots:
+    """How many event streams are open, per caller and in all."""
+
+    def __init__(self, total: int, per_caller: int) -> None:
+        self.total = total
+        self.per_caller = per_caller
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, who: str) -> Slot:
+        with self._lock:
+            if self._open[who] >= self.per_caller:
+                raise TooManyRequests(
+                    f"{who} has {self.per_caller} event streams open already, the most a key "
+                    "may; close one (each dashboard or client needs one)."
+                )
+            if sum(self._open.values()) >= self.total:
+                raise TooManyRequests(
+                    f"The server has {self.total} event streams open, its limit; try again "
+                    "in a minute."
+                )
+            self._open[who] += 1
+        return Slot(self, who)
+
+    def give_back(self, who: str) -> None:
+        with self._lock:
+            self._open[who] -= 1
+            if self._open[who] <= 0:
+                del self._open[who]
+
+    def open(self, who: str | None = None) -> int:
+        with self._lock:
+            return sum(self._open.values()) if who is None else self._open[who]
+
+
+class Slot:
+    def __init__(self, slots: StreamSlots, who: str) -> None:
+        self._slots, self._who, self._held = slots, who, True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.give_back(self._who)
+
+
+class CountedStream(StreamingResponse):
+    """A streamed answer that gives its slot back however it ends."""
+
+    def __init__(self, content: AsyncIterator[str], slot: Slot, **options: Any) -> None:
+        super().__init__(content, **options)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
+
+
+@router.get(
+    "/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the stream"}},
+)
+async def events(
+    request: Request,
+    caller: Annotated[Caller, Depends(caller_of)],
+    since: str | None = None,
+) -> StreamingResponse:
+    """What changes, as Server-Sent Events, each `data` a JSON object with its `kind`:
+    `memory` (with `change`: n, op, actor, … where the history has it), `agents`, `session`,
+    `index`, `hello` (the first event of a new connection) and `reset` (reload everything:
+    what happened since the id you sent is not held). Send the last id you saw as
+    `Last-Event-ID` (or `since`) to resume with nothing missed. A comment line every
+    `[api] heartbeat_seconds` keeps proxies from closing a quiet stream. Only the agents
+    the key reaches are told. A stream ends when its key is revoked or changed; a key may
+    hold `[api] streams_per_key` streams at once (429 past that)."""
+    caller.require(KeyScope.READ, "following changes")
+    state = request.app.state
+    slot = state.streams.take(caller.actor)
+    log: EventLog = state.events
+    workspace = state.workspace
+    auth: Authenticator = state.auth
+    authorization = getattr(request.state, "authorization", None)
+    heartbeat = state.settings.api.heartbeat_seconds
+    asked = request.headers.get("last-event-id") or since
+    start = log.position(asked)
+
+    async def still_allowed() -> bool:
+        return await anyio.to_thread.run_sync(auth.still, authorization, caller)
+
+    async def stream() -> AsyncIterator[str]:
+        n = log.last if start is None else start
+        yield "retry: 1000\n\n"
+        if start is None:  # a new client, or one that cannot resume: from here on
+            yield sse(log.id_of(n), {"kind": "reset" if asked else "hello", "stream": log.stream})
+        while True:
+            told = log.after(n)
+            if told is None:  # the client fell further behind than the log holds
+                n = log.last
+                yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
+                continue
+            check = False
+            for event in told:
+                n = event.n
+                if event.kind in INTERNAL:
+                    check = True
+                elif event.kind in ("reset", "agents") or reaches(caller, workspace, event.agent):
+                    yield told_as_sse(log.id_of(n), event)
+            if check and not await still_allowed():
+                return  # revoked or changed: the client reconnects and is told why
+            if not await log.wait(n, heartbeat):
+                if await request.is_disconnected() or not await still_allowed():
+                    return
+                yield ": heartbeat\n\n"
+
+    return CountedStream(
+        stream(),
+        slot,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def sse(event_id: str, data: dict[str, Any]) -> str:
+    """One event: its id and its JSON on one line (JSON never holds a raw line break)."""
+    import json
+
+    return f"id: {event_id}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def told_as_sse(event_id: str, event: Event) -> str:
+    return f"id: {event_id}\ndata: {event.json}\n\n"
