@@ -106,7 +106,8 @@ CREATE TABLE IF NOT EXISTS oryxtui_model_calls (
     messages TEXT NOT NULL,
     tools VARCHAR(64) NOT NULL,
     estimated_tokens INTEGER,
-    created_at TIMESTAMP NOT NULL
+    created_at TIMESTAMP NOT NULL,
+    actor VARCHAR(80)
 );
 CREATE INDEX IF NOT EXISTS idx_model_calls_turn ON oryxtui_model_calls (session_id, turn, call);
 CREATE TABLE IF NOT EXISTS llm_calls (
@@ -182,6 +183,7 @@ def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
             if statement.strip():
                 connection.execute(statement)
         _add_columns(connection, "oryxtui_prompt_parts", {"base": "VARCHAR(64)"})
+        _add_columns(connection, "oryxtui_model_calls", {"actor": "VARCHAR(80)"})
     return connection
 
 

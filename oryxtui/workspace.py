@@ -167,6 +167,17 @@ class Workspace:
             ]
         return sorted(names, key=lambda name: (name.lower(), name))
 
+    def real_agent(self, agent: str) -> str | None:
+        """The agent whose folder `agent`'s folder really is, links followed: itself, another
+        agent here (`agents/ops-alias` → `secret`), or None when it leads out of `agents/`."""
+        folder = self.agents_dir / agent
+        if not folder.is_symlink():
+            return agent
+        real = os.path.realpath(folder)
+        if os.path.dirname(real) != os.path.realpath(self.agents_dir):
+            return None
+        return os.path.basename(real)
+
     def memories(self) -> list[str | None]:
         """Every memory here: the global one (None), then each agent's."""
         return [None, *self.list_agents()]

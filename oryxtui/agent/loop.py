@@ -20,7 +20,7 @@ from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.digest import Summariser
-from oryxtui.memory.history import Actor, current_actor
+from oryxtui.memory.history import acting_agent, current_actor
 from oryxtui.workspace import AgentDefinition, Workspace
 
 FOOTPRINT_PART_MAX = 200
@@ -86,7 +86,7 @@ class AgentLoop:
     def prompt(self, agent: str | None, session_id: str, ask: bool = True) -> Prompt:
         """The prompt the session's next turn would send (`ask`: see `PromptBuilder.build`)."""
         channel, user = session_id.split(":")[:2]
-        session = self.sessions.load(session_id, agent, channel, user)
+        session = self.sessions.load(session_id, agent, channel, user, to_write=False)
         return self.prompts.build(agent, session.messages, ask)
 
     def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
@@ -178,13 +178,27 @@ class AgentLoop:
         except OryxError as exc:
             yield LoopEvent("warning", f"The turn is stored, but not yet searchable: {exc}")
         if self.settings.memory.footprint and not stopped:
-            try:
-                self.memory.save(agent, footprint(user_message, reply), "archival")
-            except OryxError as exc:
-                yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {exc}")
+            yield from self._footprint(agent, session_id, number, user_message, reply)
         if self.settings.memory.consolidate.auto and not stopped:
             yield from self._consolidate(agent, provider, session_id, number)
         yield LoopEvent("final", reply)
+
+    def _footprint(
+        self, agent: str | None, session_id: str, turn: int, user_message: str, reply: str
+    ) -> Iterator[LoopEvent]:
+        """The turn's footprint, written as the agent's (its session and turn): held for
+        review like any of the agent's saves when `[memory.review]` holds them."""
+        acting = current_actor.set(acting_agent(session_id, turn))
+        try:
+            self.memory.save(agent, footprint(user_message, reply), "archival")
+        except OryxError as exc:
+            problem: OryxError | None = exc
+        else:
+            problem = None
+        finally:
+            current_actor.reset(acting)
+        if problem is not None:
+            yield LoopEvent("warning", f"The reply is kept, but the footprint was not: {problem}")
 
     def _consolidate(
         self, agent: str | None, provider: ChatProvider, session_id: str, turn: int
@@ -193,7 +207,7 @@ class AgentLoop:
         agent's LLM; a failure is a warning: the turn is done and stored)."""
         warnings: list[str] = []
         summarise, method = summariser_of(provider, warnings)
-        acting = current_actor.set(Actor("agent", session_id, turn))
+        acting = current_actor.set(acting_agent(session_id, turn))
         try:
             self.memory.consolidate(
                 agent,
@@ -235,6 +249,7 @@ class AgentLoop:
                 error is None,
                 error,
                 duration,
+                self.memory.by.kind,
             )
         except OryxError as exc:
             yield LoopEvent("warning", f"What the model received is not recorded: {exc}")

@@ -17,7 +17,7 @@ from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.format import parse_scope
-from oryxtui.memory.history import Actor, current_actor
+from oryxtui.memory.history import acting_agent, current_actor
 from oryxtui.notices import collecting
 
 
@@ -228,7 +228,7 @@ class ToolExecutor:
     ) -> ToolResult:
         started = time.perf_counter()
         token = current_agent.set(agent)
-        acting = current_actor.set(Actor("agent", session_id, turn))
+        acting = current_actor.set(acting_agent(session_id, turn))
         try:
             result = self._run(call)
         finally:

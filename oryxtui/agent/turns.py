@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations
 Clock = Any
 
 
+_ACTOR = re.compile(r"[A-Za-z0-9:_.-]{1,80}")  # a stored actor: untrusted, checked
 PARTS = ("identity", "time", "memory")  # the system message's, in the order it holds them
 
 
@@ -43,6 +45,7 @@ class ModelCall:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     parts: dict[str, str]  # the system message's identity, time and memory, as sent
+    by: str | None = None  # who drove the turn: cli, dashboard, api, api:KEY
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +55,7 @@ class ModelCall:
             "provider": self.provider,
             "model": self.model,
             "time": self.time,
+            "by": self.by,
             "messages": self.messages,
             "tools": self.tools,
         }
@@ -139,8 +143,10 @@ class TurnRecorder:
         success: bool,
         error: str | None,
         duration_ms: int,
+        by: str | None = None,
     ) -> None:
-        """One call, and upstream's llm_calls row for it, in one transaction."""
+        """One call, and upstream's llm_calls row for it, in one transaction (`by`: who drove
+        the turn)."""
         parts: dict[str, str] = {}
         refs: list[object] = []
         system = _system_parts(prompt)
@@ -174,8 +180,8 @@ class TurnRecorder:
                 )
                 connection.execute(
                     "INSERT INTO oryxtui_model_calls (session_id, agent_name, turn, call, "
-                    "provider, model, messages, tools, estimated_tokens, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "provider, model, messages, tools, estimated_tokens, created_at, actor) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session_id,
                         agent or GLOBAL_PROFILE,
@@ -187,6 +193,7 @@ class TurnRecorder:
                         tools,
                         None,  # estimated when shown: counting here would cost the turn
                         now,
+                        by,
                     ),
                 )
                 connection.execute(
@@ -237,7 +244,7 @@ class TurnRecorder:
     def calls(self, session_id: str, turn: int | None = None) -> list[ModelCall]:
         """The recorded calls of a session (of one turn), in order, rebuilt."""
         sql = (
-            "SELECT turn, call, provider, model, messages, tools, created_at "
+            "SELECT turn, call, provider, model, messages, tools, created_at, actor "
             "FROM oryxtui_model_calls WHERE session_id = ?"
         )
         params: tuple[object, ...] = (session_id,)
@@ -317,7 +324,7 @@ class TurnRecorder:
     def _rebuilt(
         session_id: str, row: tuple[Any, ...], refs: list[Any] | None, texts: dict[str, str]
     ) -> ModelCall | None:
-        turn, call, provider, model, _, tools_ref, created = row
+        turn, call, provider, model, _, tools_ref, created, by = row
         if refs is None or not isinstance(turn, int) or not isinstance(call, int):
             return None
         try:
@@ -342,7 +349,16 @@ class TurnRecorder:
             return None
         when = created if isinstance(created, str) or created is None else str(created)
         return ModelCall(
-            session_id, turn, call, str(provider), str(model), when, messages, tools, parts
+            session_id,
+            turn,
+            call,
+            str(provider),
+            str(model),
+            when,
+            messages,
+            tools,
+            parts,
+            by if isinstance(by, str) and _ACTOR.fullmatch(by) else None,
         )
 
 

@@ -24,12 +24,16 @@ from oryxtui.api.routes import (
     caller_of,
     json_body,
     needs,
+    reaches,
     runner_of,
+    workspace_of,
 )
-from oryxtui.errors import NotFound, OryxError, UsageError
+from oryxtui.errors import Forbidden, NotFound, OryxError, UsageError
+from oryxtui.workspace import Workspace
 
 router = APIRouter(prefix="/api/v1", responses=_FAILURES)
 Runner = Annotated[AgentLoop, Depends(runner_of)]
+Place = Annotated[Workspace, Depends(workspace_of)]
 CHANNEL = r"^[a-z]{1,16}$"
 USER = r"^[A-Za-z0-9_.@-]{1,64}$"
 
@@ -41,20 +45,22 @@ def sessions(name: AgentName, runner: Runner) -> Response:
 
 
 @router.get("/sessions", response_model=Envelope[list[dict[str, Any]]])
-def every_session(runner: Runner, caller: Annotated[Caller, Depends(caller_of)]) -> Response:
+def every_session(
+    runner: Runner, caller: Annotated[Caller, Depends(caller_of)], workspace: Place
+) -> Response:
     """Every agent's sessions the key reaches, newest first."""
     found = runner.episodes.sessions(None, every_agent=True)
-    return answer([s for s in found if caller.reaches(s["agent"])])
+    return answer([s for s in found if reaches(caller, workspace, s["agent"])])
 
 
 @router.get("/sessions/{session_id}", response_model=Envelope[list[dict[str, Any]]])
 def session(
-    session_id: str, runner: Runner, caller: Annotated[Caller, Depends(caller_of)]
+    session_id: str, runner: Runner, caller: Annotated[Caller, Depends(caller_of)], workspace: Place
 ) -> Response:
     """A session's finished turns, in order (404 for none, or of an agent the key does not
     reach)."""
     turns = runner.episodes.session(session_id)
-    if not turns or not all(caller.reaches(turn.agent) for turn in turns):
+    if not turns or not all(reaches(caller, workspace, turn.agent) for turn in turns):
         raise NotFound(f"No session {session_id!r} with a finished turn.")
     return answer([turn.to_json() for turn in turns])
 
@@ -65,11 +71,12 @@ def turn_prompt(
     turn: int,
     runner: Runner,
     caller: Annotated[Caller, Depends(caller_of)],
+    workspace: Place,
 ) -> Response:
     """Exactly what the model received in that turn, call by call (`sessions show --turn N
     --prompt`); 404 when nothing is recorded for it, or of an agent the key does not reach."""
     agent = session_id.rpartition(":")[2]
-    view = runner.turn_view(session_id, turn) if caller.reaches(agent or None) else None
+    view = runner.turn_view(session_id, turn) if reaches(caller, workspace, agent) else None
     if view is None:
         raise NotFound(f"No recorded model call for turn {turn} of {session_id!r}.")
     return answer(view)
@@ -121,6 +128,11 @@ async def chat(
     `channel:user:agent` (user: the body's, else the key's name)."""
     body = await json_body(request, ChatBody, '{"message": "..."}')
     user = body.user or caller.name or "api"
+    if caller.name is not None and caller.scope < Scope.ADMIN and user != caller.name:
+        raise Forbidden(
+            f"The key {caller.name!r} chats only in its own sessions (user {caller.name!r}); "
+            "another user's session needs an admin key."
+        )
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
     gone = threading.Event()

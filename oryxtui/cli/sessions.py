@@ -152,7 +152,7 @@ def _show_prompt(args: argparse.Namespace) -> int:
     for call in view["calls"]:
         out.append(
             f"═══ turn {view['turn']}, call {call['call']} · {call['model']} · "
-            f"{call['time'] or '?'} ═══\n"
+            f"{call['time'] or '?'}{f' · by {by}' if (by := call.get('by')) else ''} ═══\n"
         )
         for block in call["blocks"]:
             out.append(

@@ -4,6 +4,7 @@ its JSON line holds it, and reading a line back as untrusted input (every field 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -63,11 +64,21 @@ class Actor:
     kind: str
     session: str | None = None
     turn: int | None = None  # an agent's: its session's turn (0: the first) that made it
+    via: str | None = None  # an agent's: who drove the turn, where not its session's own
 
 
 CLI = Actor("cli")
 # The actor of a change made in this context (an agent's tool call sets it); else the service's.
 current_actor: ContextVar[Actor | None] = ContextVar("oryxtui_current_actor", default=None)
+_VIA = re.compile(r"[A-Za-z0-9:_.-]{1,80}")
+
+
+def acting_agent(session: str | None, turn: int | None) -> Actor:
+    """The actor of what an agent does in a turn; `via` names the key that drove the turn
+    over the API (the actor of the request around it), so the history says whose it was."""
+    outer = current_actor.get()
+    via = None if outer is None else (outer.via if outer.kind == "agent" else outer.kind)
+    return Actor("agent", session, turn, via)
 
 
 def unrecorded(memory: Path, error: BaseException) -> str:
@@ -87,7 +98,8 @@ def describe_actor(record: Record) -> str:
         return label if record.op == "outside" else f"{label} outside oryxtui"
     turn = f", turn {record.turn}" if record.turn is not None else ""
     session = f" (session {record.session}{turn})" if record.session else ""
-    return f"{label} by {record.actor}{session}"
+    via = f" via {record.via}" if record.via else ""
+    return f"{label} by {record.actor}{session}{via}"
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,7 @@ class Record:
     digests: tuple[str, ...] | None = None  # … and the digests it wrote
     signature: Signature | None = None
     turn: int | None = None  # an agent's change: the turn of its session that made it
+    via: str | None = None  # an agent's change: the key that drove its turn over the API
 
     @property
     def shown(self) -> bool:
@@ -131,6 +144,8 @@ class Record:
             fields["session"] = self.session
         if self.turn is not None:
             fields["turn"] = self.turn
+        if self.via:
+            fields["via"] = self.via
         if self.before:
             fields["before"] = [
                 {**_stored_key(key), **({"at": self.was_at[i]} if self.was_at else {})}
@@ -158,6 +173,7 @@ class Record:
             "actor": self.actor,
             "session": self.session,
             "turn": self.turn,
+            **({"via": self.via} if self.via else {}),
             "op": self.op,
             "before": [{"scope": e.scope.value, **e.to_json()} for e in self.removed],
             "after": [{"scope": e.scope.value, **e.to_json()} for e in self.added],
@@ -187,6 +203,7 @@ def change(
         before=tuple((e.scope, e.line) for e in before),
         after=tuple((e.scope, e.line) for e in after),
         turn=actor.turn,
+        via=actor.via,
     )
 
 
@@ -247,6 +264,7 @@ def parsed(raw: str, last: int) -> Record | None:
         ours, digests = stored.get("ours"), stored.get("digests")
         signature = stored.get("signature")
         time, session, actor = stored.get("time"), stored.get("session"), stored.get("actor")
+        via = stored.get("via")
         return Record(
             n,
             op,
@@ -265,6 +283,7 @@ def parsed(raw: str, last: int) -> Record | None:
             if signature is None
             else tuple(_number(v, -_SIGNATURE_RANGE, _SIGNATURE_RANGE) for v in _items(signature)),
             turn=None if stored.get("turn") is None else _number(stored["turn"], 0, MAX_NUMBER),
+            via=via if isinstance(via, str) and _VIA.fullmatch(via) else None,
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
