@@ -18,6 +18,12 @@ class UsageError(OryxError):
     http_status = 400
 
 
+class Unprocessable(UsageError):
+    """Input of the right shape that cannot be used (a search holding a NUL character)."""
+
+    http_status = 422
+
+
 class ConfigError(OryxError):
     """A malformed or invalid configuration (names the file and the key)."""
 

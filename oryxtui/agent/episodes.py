@@ -299,9 +299,11 @@ class EpisodeStore:
         them); `since` and `until` (ISO dates or date-times, inclusive) narrow them by time."""
         import numpy as np
 
+        from oryxtui.memory.admission import searchable
         from oryxtui.memory.recall.fusion import Route, fuse
         from oryxtui.memory.recall.lexical import LexicalIndex
 
+        searchable(query, "search")
         key = agent or GLOBAL_PROFILE
         with self._lock:
             built = self._indexes.get(key)

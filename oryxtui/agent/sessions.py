@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from oryxtui import database
+from oryxtui import database, notices
 from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.errors import DatabaseError, SessionConflict
 from oryxtui.memory.format import Clock
@@ -103,7 +103,12 @@ class SessionStore:
         self._pending: list[tuple[object, ...]] = []
         self._pending_lock = threading.Lock()
 
-    def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
+    def load(
+        self, session_id: str, agent: str | None, channel: str, user: str, to_write: bool = True
+    ) -> Session:
+        """The session (empty when it has none yet). A message that cannot be read refuses a
+        load `to_write` to it (writing back would drop it); a load only to look (a prompt
+        preview, the chat's history) skips it and says how many."""
         with self.database.errors():
             row = (
                 self.database.connection()
@@ -114,7 +119,9 @@ class SessionStore:
         if row is not None:
             session.stored_json = row[0]
             session.messages, skipped = parse_messages(row[0])
-            if skipped:
+            if skipped and not to_write:
+                notices.skipped(skipped, "message", f"session {session_id}")
+            elif skipped:
                 # Going on would write the session back without what could not be read.
                 raise DatabaseError(
                     f"Session {session_id} in {self.db_path} holds messages oryxtui cannot "

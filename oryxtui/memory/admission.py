@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS
-from oryxtui.errors import UsageError
+from oryxtui.errors import Unprocessable, UsageError
 from oryxtui.memory.format import (
     MemoryEntry,
     entry_from_line,
@@ -61,3 +61,14 @@ class Admission:
                     f"Entry {number:,} of {what} is refused, so nothing was written: {exc}"
                 ) from None
         return admitted
+
+
+def searchable(query: str, what: str = "keyword") -> str:
+    """A recall keyword or a search as every store can take it: a NUL character (which no
+    entry holds, and PostgreSQL refuses) is bad input, said in one sentence — never a store
+    failing."""
+    if "\x00" in query:
+        raise Unprocessable(
+            f"The {what} holds a NUL character, which no entry can hold; remove it."
+        )
+    return query

@@ -28,6 +28,11 @@ HISTORY_SUFFIX = ".journal"  # the journal's name: old journals are the start of
 DEFAULT_KEEP = 5000  # records kept when a history is compacted (at half as many again)
 # A history file of more than this is not read: a forged one cannot make oryxtui hold more.
 MAX_HISTORY_BYTES = 256 << 20
+# A history grown past this (plus a few copies of its memory) is compacted to half of it: the
+# changes it records cannot make it grow without bound (a forged history's lines, recorded
+# again as an outside removal, would otherwise double it).
+HISTORY_BUDGET_BYTES = 16 << 20
+MEMORY_COPIES = 4
 TIME_SPEC = "seconds"
 
 
@@ -184,14 +189,38 @@ class History:
                 log.offset += len(written)
                 log.file_signature = after
         log = self.log(path)
-        if len(log.records) > self.keep + self.keep // 2:
-            self._compact(path, log)
+        budget = self._budget(path)
+        if len(log.records) > self.keep + self.keep // 2 or log.offset > budget:
+            self._compact(path, log, budget // 2)
         return records
 
-    def _compact(self, path: Path, log: Log) -> None:
-        """Fold all but the newest `keep` records into a baseline: the memory as they left it."""
-        kept = [baseline(log.records[: len(log.records) - self.keep]), *log.records[-self.keep :]]
-        lines = [(json.dumps(r.stored(), ensure_ascii=False) + "\n").encode() for r in kept]
+    def _budget(self, path: Path) -> int:
+        """The bytes a history may take before it is compacted: a fixed allowance and a few
+        copies of the memory it records."""
+        memory = path.with_name(path.name.removesuffix(HISTORY_SUFFIX))
+        try:
+            size = memory.stat().st_size
+        except OSError:
+            size = 0
+        return HISTORY_BUDGET_BYTES + MEMORY_COPIES * size
+
+    def _compact(self, path: Path, log: Log, max_bytes: int) -> None:
+        """Fold all but the newest records into a baseline (the memory as they left it):
+        at most `keep` are kept, and only as many as fit in `max_bytes`."""
+        newest: list[bytes] = []
+        size = 0
+        for record in reversed(log.records[-self.keep :]):
+            line = (json.dumps(record.stored(), ensure_ascii=False) + "\n").encode()
+            if size + len(line) > max_bytes and newest:
+                break
+            newest.append(line)
+            size += len(line)
+        newest.reverse()
+        folded = log.records[: len(log.records) - len(newest)]
+        if not folded:
+            return
+        lines = [(json.dumps(baseline(folded).stored(), ensure_ascii=False) + "\n").encode()]
+        lines += newest
         temp = write_temp(path, lines, "." + path.name + ".", ".tmp")
         os.replace(temp, path)
         fsync_folder(path.parent)

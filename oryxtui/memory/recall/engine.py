@@ -200,7 +200,10 @@ class RecallEngine:
                     eligible[found] = True
         ids, scores = fuse(prepared.size, chosen, self.settings.top_k, eligible)
         hits = self._hits(prepared, chosen, ids, scores)
-        return Recall(query, "hybrid", hits, state, notice, problem, self._status(key, prepared))
+        # The index is read even when the query could not be embedded: what it holds does not
+        # depend on the embedder answering now.
+        status = self._status(key, prepared, refresh=key not in self._matrices)
+        return Recall(query, "hybrid", hits, state, notice, problem, status)
 
     def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
         """Upstream's substring match over whole entry texts, newest first (a line written

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from oryxtui.errors import UsageError
+from oryxtui.memory.admission import searchable
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 
@@ -21,7 +22,7 @@ class Recalling(ServiceBase):
         keyword recall. `semantic=False` skips the semantic route (answers as you type)."""
         from oryxtui.memory.recall.results import Hit, Recall
 
-        if not keyword.strip():
+        if not searchable(keyword).strip():
             raise UsageError("Nothing to recall: the keyword is empty.")
         name = self.resolve_agent(agent)
         engine = self.engine

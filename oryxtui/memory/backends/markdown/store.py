@@ -159,10 +159,12 @@ class MarkdownMemoryStore:
         return missing
 
     def _absent(self, path: Path, entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
-        """Those of `entries` not in the file (each once)."""
+        """Those of `entries` not in the file (each once). An entry found in the other section
+        is there: an editor moved it, it is not lost."""
         if not entries:
             return []
-        wanted = {scope: {e.line for e in entries if e.scope is scope} for scope in Scope}
+        lines = {e.line for e in entries}
+        wanted = dict.fromkeys(Scope, lines)
         # Only the wanted lines are hashed into sets: the file may hold a million entries.
         try:
             with self.files.open(path) as file:
@@ -173,7 +175,7 @@ class MarkdownMemoryStore:
         seen: set[tuple[Scope, str]] = set()
         for entry in entries:
             key = (entry.scope, entry.line)
-            if entry.line not in present[entry.scope] and key not in seen:
+            if all(entry.line not in present[scope] for scope in Scope) and key not in seen:
                 seen.add(key)
                 missing.append(entry)
         return missing
