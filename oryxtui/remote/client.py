@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import ssl
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +20,9 @@ from oryxtui import errors, notices
 from oryxtui.errors import OryxError, ServiceUnavailable, Unreachable, UsageError
 
 TIMEOUT_SECONDS = 30.0
+ANSWER_SECONDS = 120.0  # a whole answer, however slowly its bytes come
+MAX_ANSWER_BYTES = 256 << 20  # the largest answer read (100,000 entries take about 30 MB)
+MAX_LINE_BYTES = 1 << 20  # the longest line of an event stream
 GLOBAL_PATH = "__global__"  # the global memory's name in the API's paths
 
 # The error a status stands for: the same class, so the same exit code, as locally.
@@ -45,6 +50,11 @@ def api_base(url: str) -> str:
     """`https://host:8765` (or with `/api/v1`) → the API's base URL; one sentence if `url` is
     no http(s) URL."""
     parts = urlsplit(url.strip())
+    if "@" in parts.netloc:  # said without the URL: it holds a password
+        raise UsageError(
+            "A server URL holds no user name or password (they would show in every message, "
+            "and replace the key): give the key in an environment variable (--key-env)."
+        )
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(f"{url!r} is not a server URL; give one like http://127.0.0.1:8765.")
     path = parts.path.rstrip("/")
@@ -95,8 +105,14 @@ class Server:
         self._client.close()
 
     def interrupt(self) -> None:
-        """End every stream being read (from another thread): its reader sees it closed."""
+        """End every answer and stream being read (from another thread): its reader sees it
+        closed at once (the socket is shut down first: closing alone may not wake a read)."""
         for response in list(self._streams):
+            with contextlib.suppress(Exception):
+                stream = response.extensions.get("network_stream")
+                found = stream.get_extra_info("socket") if stream is not None else None
+                if isinstance(found, socket.socket):
+                    found.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(Exception):
                 response.close()
 
@@ -120,17 +136,49 @@ class Server:
         """The answer's `data`; its warnings become notices; a refusal its error."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            response = self._client.request(
+            with self._client.stream(
                 method, path, params=query, json=body if method != "GET" else None
-            )
-        except httpx.TransportError as exc:
+            ) as response:
+                content = self._whole(response)
+        except (httpx.TransportError, httpx.StreamClosed) as exc:
             raise self.unreachable(exc) from None
-        return self.data(response)
+        return self.data(response, content)
 
-    def data(self, response: httpx.Response) -> Any:
+    def _whole(self, response: httpx.Response) -> bytes:
+        """The answer's bytes: at most MAX_ANSWER_BYTES, within ANSWER_SECONDS in all (a
+        server that sends too much, or a byte at a time, gets one sentence, not the
+        client's memory or patience); `interrupt` ends the read from another thread."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+            raise self._too_much()
+        deadline = time.monotonic() + ANSWER_SECONDS
+        chunks, size = [], 0
+        self._streams.add(response)
         try:
-            answer = response.json()
-        except ValueError:
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise self._too_much()
+                if time.monotonic() > deadline:
+                    raise ServiceUnavailable(
+                        f"The server {self.name} took over {ANSWER_SECONDS:g} s to send its "
+                        "answer; try again, or ask its operator."
+                    )
+                chunks.append(chunk)
+        finally:
+            self._streams.discard(response)
+        return b"".join(chunks)
+
+    def _too_much(self) -> ServiceUnavailable:
+        return ServiceUnavailable(
+            f"The server {self.name} sent an answer over {MAX_ANSWER_BYTES >> 20} MB; none of "
+            "it was used."
+        )
+
+    def data(self, response: httpx.Response, content: bytes | None = None) -> Any:
+        try:
+            answer = json.loads(response.content if content is None else content)
+        except (ValueError, RecursionError):
             answer = None
         if not isinstance(answer, dict) or "code" not in answer:
             raise ServiceUnavailable(
@@ -172,16 +220,37 @@ class Server:
                 method, path, json=body, headers=headers or {}, timeout=timeout
             ) as response:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
-                    response.read()
-                    self.data(response)
+                    self.data(response, self._whole(response))
                     raise ServiceUnavailable(f"The server {self.name} sent no event stream.")
                 self._streams.add(response)
                 try:
-                    yield response.iter_lines()
+                    yield self._lines(response)
                 finally:
                     self._streams.discard(response)
         except (httpx.TransportError, httpx.StreamClosed) as exc:
             raise self.unreachable(exc) from None
+
+    def _lines(self, response: httpx.Response) -> Iterator[str]:
+        """An event stream's lines (split at CR, LF or CRLF, as SSE says), none longer than
+        MAX_LINE_BYTES: a server that never ends a line is one sentence, not a client
+        growing without bound."""
+        pending = b""
+        for chunk in response.iter_bytes():
+            pending += chunk
+            while True:
+                cut = min(
+                    (i for i in (pending.find(b"\n"), pending.find(b"\r")) if i >= 0), default=-1
+                )
+                if cut < 0 or (pending[cut : cut + 1] == b"\r" and cut + 1 == len(pending)):
+                    break  # a CR at the very end may be half of a CRLF
+                line, step = pending[:cut], 2 if pending[cut : cut + 2] == b"\r\n" else 1
+                pending = pending[cut + step :]
+                yield line.decode("utf-8", "replace")
+            if len(pending) > MAX_LINE_BYTES:
+                raise ServiceUnavailable(
+                    f"The server {self.name} sent an event line over "
+                    f"{MAX_LINE_BYTES >> 20} MB; the stream was closed."
+                )
 
 
 def events(lines: Iterator[str]) -> Iterator[tuple[str | None, dict[str, Any]]]:

@@ -351,33 +351,41 @@ class RemoteMemory:
     def awaiting_json(self, agent: str | None, held: bool = False) -> list[dict[str, Any]]:
         data = self.server.get(f"{agent_path(agent)}/memory/review", held="true" if held else None)
         items = data if isinstance(data, list) else []
-        good = [
-            item
-            for item in items
-            if isinstance(item, dict)
-            and entry_of(item) is not None
-            and isinstance(item.get("held"), bool)
-        ]
+        found = [self._awaiting(agent, item) for item in items]
+        good = [(awaiting, item) for awaiting, item in found if awaiting is not None]
         notices.skipped(len(items) - len(good), "review", f"the server {self.server.name}")
-        return good
+        return [{**awaiting.to_json(agent), "turn_text": turn} for awaiting, turn in good]
 
-    def awaiting_review(self, agent: str | None = None, held: bool = False) -> list[Any]:
+    @staticmethod
+    def _awaiting(agent: str | None, item: object) -> tuple[Any, dict[str, str] | None]:
+        """An item of the server's review list, every field checked (None: not one), and
+        the user's message and reply of its turn where the server gave both as text."""
         from oryxtui.memory.service.reviewing import Awaiting
 
-        found = []
-        for item in self.awaiting_json(agent, held):
-            entry = entry_of(item)
-            assert entry is not None  # checked by awaiting_json
-            record = Record(
-                _int(item.get("change")),
-                _text(item.get("op")) or "save",
-                _text(item.get("by")) or "outside",
-                time=_text(item.get("at")),
-                session=_text(item.get("session")),
-                turn=item["turn"] if isinstance(item.get("turn"), int) else None,
-            )
-            found.append(Awaiting(entry, record, bool(item.get("held"))))
-        return found
+        entry = entry_of(item)
+        if entry is None or not isinstance(item, dict) or not isinstance(item.get("held"), bool):
+            return None, None
+        record = Record(
+            _int(item.get("change")),
+            _text(item.get("op")) or "save",
+            _text(item.get("by")) or "outside",
+            time=_text(item.get("at")),
+            session=_text(item.get("session")),
+            turn=_int(item.get("turn"), -1) if _int(item.get("turn"), -1) >= 0 else None,
+        )
+        text = item.get("turn_text")
+        turn = None
+        if isinstance(text, dict) and all(isinstance(text.get(k), str) for k in ("user", "reply")):
+            turn = {"user": str(text["user"]), "reply": str(text["reply"])}
+        return Awaiting(entry, record, item["held"]), turn
+
+    def awaiting_review(self, agent: str | None = None, held: bool = False) -> list[Any]:
+        data = self.server.get(f"{agent_path(agent)}/memory/review", held="true" if held else None)
+        items = data if isinstance(data, list) else []
+        found = [self._awaiting(agent, item)[0] for item in items]
+        good = [awaiting for awaiting in found if awaiting is not None]
+        notices.skipped(len(items) - len(good), "review", f"the server {self.server.name}")
+        return good
 
     def held(self, agent: str | None = None) -> list[Any]:
         return self.awaiting_review(agent, held=True)

@@ -161,7 +161,9 @@ class RemoteLoop:
     def run(self, agent: str | None, message: str, channel: str, user: str) -> Iterator[LoopEvent]:
         """The turn, event by event as the server streams it; the server going away mid-turn
         is an error event (what it stored so far stays there)."""
-        body = {"message": message, "channel": channel, "user": user}
+        body: dict[str, Any] = {"message": message, "channel": channel}
+        if self.memory.info().get("scope") == "admin" or not self.memory.info().get("caller"):
+            body["user"] = user  # a key that is not an admin's chats as itself
         try:
             with self.server.stream("POST", f"{agent_path(agent)}/chat", body) as lines:
                 for _, data in events(lines):
