@@ -29,6 +29,30 @@ def make_agent(workspace: Workspace, name: str, front_matter: str = "") -> Path:
     return folder
 
 
+def agents_with_notes(workspace: Workspace, *names: str) -> Workspace:
+    """`names` as agents, each with one core and one archival entry naming it."""
+    from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+
+    for name in names:
+        (make_agent(workspace, name) / "MEMORY.md").write_text(
+            f"{CORE_HEADER}\n- [2026-07-20 08:00:00] core of {name}\n"
+            f"{ARCHIVAL_HEADER}\n- [2026-07-21 09:00:00] note of {name}\n"
+        )
+    return workspace
+
+
+def make_key(workspace: Workspace, name: str, scope: str, agents: str | None = None) -> str:
+    """A new API key (`oryxtui keys create`), as its holder gets it."""
+    args = ["keys", "create", name, "--scope", scope, "--root", str(workspace.root)]
+    result = cli(*args, *(["--agents", agents] if agents is not None else []))
+    assert result.code == 0, result.stderr
+    return result.stdout.strip()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
 def oryxtui_executable() -> str:
     beside = Path(sys.executable).parent / "oryxtui"
     found = str(beside) if beside.exists() else shutil.which("oryxtui")

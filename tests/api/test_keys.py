@@ -13,37 +13,20 @@ from oryxtui.api.app import create_api
 from oryxtui.api.keys import KeyStore, Scope
 from oryxtui.config import ApiSettings, Settings
 from oryxtui.database import Database
-from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.api_server import RunningApi
-from tests.support import cli, make_agent
+from tests.support import agents_with_notes, bearer, cli, make_key
 
 
 @pytest.fixture
 def keyed(workspace: Workspace) -> Workspace:
-    for name in ("ops", "ops-eu", "atlas"):
-        (make_agent(workspace, name) / "MEMORY.md").write_text(
-            f"{CORE_HEADER}\n- [2026-07-20 08:00:00] core of {name}\n"
-            f"{ARCHIVAL_HEADER}\n- [2026-07-21 09:00:00] note of {name}\n"
-        )
-    return workspace
-
-
-def make_key(workspace: Workspace, name: str, scope: str, agents: str | None = None) -> str:
-    args = ["keys", "create", name, "--scope", scope, "--root", str(workspace.root)]
-    result = cli(*args, *(["--agents", agents] if agents else []))
-    assert result.code == 0, result.stderr
-    return result.stdout.strip()
+    return agents_with_notes(workspace, "ops", "ops-eu", "atlas")
 
 
 @pytest.fixture
 def server(keyed: Workspace) -> Iterator[httpx.Client]:
     with RunningApi(keyed) as client:
         yield client
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 def test_a_key_is_shown_once_and_kept_only_as_its_hash(keyed: Workspace) -> None:
