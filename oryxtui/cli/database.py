@@ -115,7 +115,9 @@ def migrate(args: argparse.Namespace) -> int:
         lines.append(line)
     if len(lines) == 1:
         lines.append("  nothing to copy.")
+    for table, key, why in done.refused:
+        lines.append(f"  left out: {table} {key}: {why}")
     if done.verified:
-        lines.append(f"Checked: every row of {', '.join(sorted(done.verified))} is there.")
+        lines.append(f"Checked: every other row of {', '.join(sorted(done.verified))} is there.")
     show("\n".join(lines) + "\n")
     return EXIT_OK

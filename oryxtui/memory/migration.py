@@ -43,6 +43,12 @@ class Migrated:
     verified: dict[str, int] = field(default_factory=dict)  # source rows found in the database
     # Per agent, the memory_entries rows of oryxos.db the import let in (what must be there).
     admitted: dict[str, int] = field(default_factory=dict)
+    # Rows that cannot go as they are: (table, the row's key, why), each named in the report.
+    refused: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def refuse(self, table: str, key: str, why: str) -> None:
+        self.refused.append((table, key, why))
+        self.add(table, 0, 0, 1)
 
     def add(self, table: str, copied: int, already: int, skipped: int = 0) -> None:
         self.copied[table] = self.copied.get(table, 0) + copied
@@ -50,12 +56,19 @@ class Migrated:
         if skipped:
             self.skipped[table] = self.skipped.get(table, 0) + skipped
 
+    def refused_in(self, table: str) -> set[str]:
+        """The keys of the rows of `table` left out."""
+        return {key for where, key, _ in self.refused if where == table}
+
     def to_json(self) -> dict[str, object]:
         return {
             "copied": self.copied,
             "already_there": self.already,
             "skipped": self.skipped,
             "verified": self.verified,
+            "refused": [
+                {"table": table, "row": key, "why": why} for table, key, why in self.refused
+            ],
         }
 
 
@@ -117,6 +130,13 @@ def _import(
     return admissible
 
 
+def _unmovable(row: tuple[Any, ...]) -> str | None:
+    """Why a source row cannot go into PostgreSQL as it is (None: it can)."""
+    if any(isinstance(value, str) and "\x00" in value for value in row):
+        return "holds a NUL character, which PostgreSQL text cannot hold; left out"
+    return None
+
+
 def _tables(source: sqlite3.Connection) -> set[str]:
     return {row[0] for row in source.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
@@ -139,7 +159,14 @@ def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrate
         "SELECT session_id, profile_name, channel, user_id, messages_json, status, created_at,"
         " last_active_at, archived_at FROM sessions"
     ).fetchall()
-    good = [row for row in rows if isinstance(row[0], str) and row[0]]
+    named = [row for row in rows if isinstance(row[0], str) and row[0]]
+    good = []
+    for row in named:
+        why = _unmovable(row)
+        if why is None:
+            good.append(row)
+        else:
+            done.refuse("sessions", row[0], why)
     copied = 0
     with database.transaction() as connection:
         for row in good:
@@ -167,7 +194,7 @@ def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrate
                 ),
             )
             copied += cursor.rowcount
-    done.add("sessions", copied, len(good) - copied, len(rows) - len(good))
+    done.add("sessions", copied, len(good) - copied, len(rows) - len(named))
 
 
 def _copy_keyed(
@@ -180,9 +207,14 @@ def _copy_keyed(
         "SELECT id, session_id, tool_name, input_json, result_json, success, error_message,"
         " duration_ms, created_at FROM tool_invocations ORDER BY id"
     ).fetchall()
-    copied = 0
+    copied = refused = 0
     with database.transaction() as connection:
         for row in rows:
+            why = _unmovable(row)
+            if why is not None:
+                done.refuse("tool_invocations", f"#{row[0]}", why)
+                refused += 1
+                continue
             claimed = connection.execute(
                 "INSERT INTO oryxtui_migrated (origin, source_table, source_id)"
                 " VALUES (%s, 'tool_invocations', %s) ON CONFLICT DO NOTHING",
@@ -206,7 +238,7 @@ def _copy_keyed(
                 ),
             )
             copied += 1
-    done.add("tool_invocations", copied, len(rows) - copied)
+    done.add("tool_invocations", copied, len(rows) - copied - refused)
 
 
 def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated) -> None:
@@ -222,6 +254,10 @@ def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated
         for row in batch:
             if not isinstance(row[3], bytes) or not isinstance(row[4], int):
                 skipped += 1
+                continue
+            why = _unmovable(row)
+            if why is not None:
+                done.refuse("memory_vectors", f"{row[1]}/{row[0]}", why)
                 continue
             good.append(
                 (
@@ -280,7 +316,12 @@ def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, orig
     tables = _tables(source)
     checks: list[tuple[str, int, int]] = []
     if "sessions" in tables:
-        ids = [str(r[0]) for r in source.execute("SELECT session_id FROM sessions") if r[0]]
+        left_out = done.refused_in("sessions")
+        ids = [
+            str(r[0])
+            for r in source.execute("SELECT session_id FROM sessions")
+            if r[0] and str(r[0]) not in left_out
+        ]
         ((there,),) = database.query(
             "SELECT count(*) FROM sessions WHERE session_id = ANY(%s)", (ids,)
         )
@@ -292,7 +333,8 @@ def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, orig
             " AND source_table = 'tool_invocations'",
             (origin,),
         )
-        checks.append(("tool_invocations", int(count), int(there)))
+        refused = len(done.refused_in("tool_invocations"))
+        checks.append(("tool_invocations", int(count) - refused, int(there)))
     if "memory_vectors" in tables:
         by_agent: dict[str, set[str]] = {}
         for agent, hash_ in source.execute("SELECT agent_name, entry_hash FROM memory_vectors"):

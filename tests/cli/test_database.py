@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -408,3 +409,36 @@ def test_a_database_of_the_first_schema_is_upgraded_to_keys(
     with psycopg.connect(url) as db:
         ((hashed,),) = db.execute("SELECT key_hash FROM oryxtui_api_keys").fetchall()
     assert hashed != made.stdout.strip() and len(hashed) == 64
+
+
+def test_a_row_that_cannot_move_is_left_out_and_named_never_the_whole_move(
+    tmp_path: Path, database_url: str
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    workspace = find_workspace(str(tmp_path / "demo"))
+    with sqlite3.connect(workspace.db_path) as db:
+        (session,) = db.execute("SELECT session_id FROM sessions LIMIT 1").fetchone()
+        db.execute(
+            "UPDATE sessions SET messages_json = ? WHERE session_id = ?",
+            ('[{"role": "user", "content": "nul\x00here"}]', session),
+        )
+        for text in ("fine", "a\x00b"):
+            db.execute(
+                "INSERT INTO tool_invocations (session_id, tool_name, input_json, success,"
+                " duration_ms, created_at) VALUES (?, 'recall_memory', ?, 1, 3, ?)",
+                (session, text, "2026-07-21 09:00:00"),
+            )
+        (tool,) = db.execute("SELECT max(id) FROM tool_invocations").fetchone()
+    root = ("--root", str(workspace.root))
+    done = run_oryxtui("db", "migrate", *root, "--to", database_url, "--memory", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    refused = {(r["table"], r["row"]) for r in report["refused"]}
+    assert refused == {("sessions", session), ("tool_invocations", f"#{tool}")}
+    assert all("NUL" in r["why"] for r in report["refused"])
+    assert report["copied"]["sessions"] > 0 and report["copied"]["tool_invocations"] > 0
+    assert report["verified"]["sessions"] == report["copied"]["sessions"]
+    shown = run_oryxtui("db", "migrate", *root, "--to", database_url)
+    assert shown.returncode == 0 and f"left out: sessions {session}" in shown.stdout
+    again = json.loads(run_oryxtui("db", "migrate", *root, "--to", database_url, "--json").stdout)
+    assert sum(again["copied"].values()) == 0  # nothing twice
