@@ -80,13 +80,24 @@ class RecallWeights(_Section):
 
 
 class RecallSettings(_Section):
-    # auto: hybrid when an embedder is configured, else upstream's keyword recall (all hits,
-    # oldest first). keyword: always that. hybrid: ranked fusion, with or without an embedder.
+    # default: oryxtui's ranking (BM25 words and meaning fused by rank, recency only to break
+    # ties or when the question asks for the latest, a relevance floor). upstream: upstream
+    # OryxOS's ranking hit for hit (semantic, keyword and recency fused; every entry ranks),
+    # and its keyword recall when there is no embedder.
+    profile: Literal["default", "upstream"] = "default"
+    # auto: ranked (the profile's), except upstream's keyword recall without an embedder in the
+    # upstream profile. keyword: always upstream's (all hits, oldest first). hybrid: ranked.
     mode: Literal["auto", "keyword", "hybrid"] = "auto"
     top_k: int = Field(20, ge=1, le=10_000)
     # An entry is a hit only if a relevance route found it: a keyword or lexical match, or a
     # cosine similarity of at least this. -1 turns the floor off (every entry ranks, upstream).
     min_similarity: float = Field(0.35, ge=-1, le=1)
+    # … and it must stand out from the rest: at least the mean similarity of all entries plus
+    # this many standard deviations (an embedding model's similarities are rarely low).
+    similarity_spread: float = Field(1.0, ge=0, le=10)
+    # A words-only hit must score at least this share of the best words match: entries that
+    # share only the question's commonest words are no answer when another holds its rare ones.
+    word_floor: float = Field(0.15, ge=0, le=1)
     weight: RecallWeights = RecallWeights()
 
 
@@ -97,6 +108,11 @@ class EmbeddingSettings(_Section):
     api_key_env: str | None = None
     batch_size: int = Field(64, ge=1, le=2048)
     timeout_seconds: float = Field(30.0, gt=0)
+    # What goes before a question and before a stored entry when they are embedded (e5:
+    # "query: " and "passage: "). Unset: what the model's family expects (e5, nomic-embed,
+    # bge, mxbai-embed, snowflake-arctic-embed), else nothing.
+    query_prefix: str | None = None
+    passage_prefix: str | None = None
 
     @model_validator(mode="after")
     def _endpoint_named(self) -> EmbeddingSettings:

@@ -357,7 +357,7 @@ class EpisodeStore:
         if self.database.ranks_vectors:
             return self._nearest_episodes(everything, query)
         try:
-            (asked,) = usable(embedder.embed([query]), "The embedder")
+            (asked,) = usable(embedder.embed([query], "query"), "The embedder")
             dim = len(asked)
             vectors = self._vectors.setdefault((key, model), {})
             if any(len(vector) != dim for vector in vectors.values()):
@@ -393,7 +393,7 @@ class EpisodeStore:
         model = embedder.model_id
         ids = [row for row, _ in everything]
         try:
-            (asked,) = usable(embedder.embed([query]), "The embedder")
+            (asked,) = usable(embedder.embed([query], "query"), "The embedder")
             dim = len(asked)
             with self.database.errors():
                 have = {

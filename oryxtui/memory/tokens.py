@@ -5,6 +5,7 @@ Python, so the dashboard can highlight them without loading NumPy."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
@@ -27,3 +28,58 @@ def tokens(text: str) -> list[str]:
 
 def bigrams(run: str) -> list[str]:
     return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+# Words that carry no meaning of their own in a question or an entry (English): "when did the",
+# "what was her". Kept short and conservative: a word a person may search for stays.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can could did didn't do does doesn't doing don't
+    down during each few for from further had has have having he her here hers herself him
+    himself his how i if in into is isn't it it's its itself just me more most my myself no
+    nor not of off on once only or other our ours ourselves out over own same she should so
+    some such than that that's the their theirs them themselves then there these they this
+    those through to too under until up very was wasn't we were what what's when where which
+    while who whom why will with would you your yours yourself yourselves i'm you're ive
+    i've let's s t d ll m re ve
+    """.split()  # noqa: SIM905 (words read best as words)
+)
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+_WORD = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*")
+# The whole text in one pass, as the index reads it: a line break ends an entry's terms.
+TERM_SPLIT = re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*")
+
+
+def normal(text: str) -> str:
+    """Text as terms are read from it: NFKC, case-folded, one kind of apostrophe."""
+    return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+
+
+def fold(word: str) -> str:
+    """A word as the lexical route matches it: a possessive or a plural folded to its stem
+    ("caroline's" → "caroline", "groups" → "group", "stories" → "story"); no heavier stemming."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    word = word.replace("'", "")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The terms the lexical route indexes and looks for: NFKC-normalised, case-folded words
+    without stop words, each folded (`fold`); CJK runs as overlapping character bigrams."""
+    found: list[str] = []
+    for token in _WORD.findall(normal(text)):
+        if IS_CJK.match(token):
+            found += bigrams(token)
+        elif token not in STOP_WORDS:
+            term = fold(token)
+            if term and term not in STOP_WORDS:
+                found.append(term)
+    return found

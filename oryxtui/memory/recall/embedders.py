@@ -7,6 +7,7 @@ vector so that vectors of different models are never compared."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -26,9 +27,30 @@ class Embedder(Protocol):
     model_id: str  # upstream's `provider/model`, e.g. "openai/nomic-embed-text"
     meaningless: bool  # True for the mock: its similarities mean nothing
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        """One vector per text, in order; EmbedderError when that is not possible."""
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
+        """One vector per text, in order (`kind`: "passage", a stored entry, or "query", what
+        is asked); EmbedderError when that is not possible."""
         ...
+
+
+# What models of a family expect before a query and a stored text (their model cards say so);
+# a model of another family gets none. `[embedding] query_prefix` / `passage_prefix` override.
+PREFIXES: tuple[tuple[str, str, str], ...] = (
+    ("e5", "query: ", "passage: "),
+    ("nomic-embed", "search_query: ", "search_document: "),
+    ("bge-", "Represent this sentence for searching relevant passages: ", ""),
+    ("mxbai-embed", "Represent this sentence for searching relevant passages: ", ""),
+    ("snowflake-arctic-embed", "Represent this sentence for searching relevant passages: ", ""),
+)
+
+
+def prefixes_for(model: str) -> tuple[str, str]:
+    """(query prefix, passage prefix) a model's family expects."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for family, query, passage in PREFIXES:
+        if family in name and not (family == "bge-" and "bge-m3" in name):
+            return query, passage
+    return "", ""
 
 
 def usable(vectors: Sequence[np.ndarray], where: str) -> list[np.ndarray]:
@@ -56,8 +78,8 @@ class MockEmbedder:
     model_id = MOCK_MODEL_ID
     meaningless = True
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        return [mock_vector(text) for text in texts]
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
+        return [mock_vector(text) for text in texts]  # upstream's: one vector for either
 
 
 def mock_vector(text: str) -> Vector:
@@ -83,13 +105,22 @@ class OpenAIEmbedder:
     meaningless = False
 
     def __init__(
-        self, base_url: str, model: str, api_key: str | None, batch_size: int, timeout: float
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        batch_size: int,
+        timeout: float,
+        prefixes: tuple[str, str] = ("", ""),
     ) -> None:
         import openai
 
         self.base_url = base_url
         self.model = model
-        self.model_id = f"openai/{model}"
+        self.query_prefix, self.passage_prefix = prefixes
+        # Vectors of prefixed passages are not those of plain ones: they are kept apart.
+        suffix = f"#{self.passage_prefix.strip()}" if self.passage_prefix.strip() else ""
+        self.model_id = f"openai/{model}{suffix}"[:128]
         self.batch_size = batch_size
         self.timeout = timeout
         # Local servers need no key, but the SDK insists on one.
@@ -97,19 +128,24 @@ class OpenAIEmbedder:
             base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0
         )
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
+        prefix = self.query_prefix if kind == "query" else self.passage_prefix
         vectors: list[Vector] = []
         for start in range(0, len(texts), self.batch_size):
-            vectors += self._batch(list(texts[start : start + self.batch_size]))
+            batch = [prefix + text for text in texts[start : start + self.batch_size]]
+            vectors += self._batch(batch)
         return vectors
 
     def _batch(self, texts: list[str]) -> list[Vector]:
         import openai
 
         try:
-            answer = self.client.embeddings.create(
+            # The raw answer, read as plain JSON: the SDK's object per vector costs more than
+            # the search itself.
+            raw = self.client.embeddings.with_raw_response.create(
                 model=self.model, input=texts, encoding_format="float"
             )
+            answer = json.loads(raw.http_response.content)
         except openai.APITimeoutError:
             raise EmbedderError(
                 f"The embedding endpoint {self.base_url} did not answer within "
@@ -134,9 +170,9 @@ class OpenAIEmbedder:
             ) from None
         where = f"The embedding endpoint {self.base_url}"
         try:  # what a server answers is untrusted: any shape but a list of vectors is refused
-            data = sorted(answer.data, key=lambda item: int(item.index))
-            vectors = [np.asarray(item.embedding, dtype=np.float32) for item in data]
-        except (TypeError, ValueError, AttributeError, OverflowError):
+            data = sorted(answer["data"], key=lambda item: int(item["index"]))
+            vectors = [np.asarray(item["embedding"], dtype=np.float32) for item in data]
+        except (TypeError, ValueError, AttributeError, OverflowError, KeyError):
             raise EmbedderError(
                 f"{where} did not answer with embeddings; check embedding.base_url and "
                 "embedding.model."
@@ -159,6 +195,16 @@ def create_embedder(
         return MockEmbedder()
     assert settings.base_url and settings.model  # the settings check it
     key = environ.get(settings.api_key_env) if settings.api_key_env else None
+    query, passage = prefixes_for(settings.model)
+    prefixes = (
+        query if settings.query_prefix is None else settings.query_prefix,
+        passage if settings.passage_prefix is None else settings.passage_prefix,
+    )
     return OpenAIEmbedder(
-        settings.base_url, settings.model, key, settings.batch_size, settings.timeout_seconds
+        settings.base_url,
+        settings.model,
+        key,
+        settings.batch_size,
+        settings.timeout_seconds,
+        prefixes,
     )

@@ -1,10 +1,11 @@
-"""Ranked recall over an agent's archival entries: upstream's three routes (semantic, keyword,
-recency) and a lexical one, fused by rank; and the index the semantic route reads.
+"""Ranked recall over an agent's archival entries, and the index the semantic route reads.
 
-Better than upstream, by settings that default on: an entry is a hit only if a relevance route
-found it (keyword, lexical, or a similarity of at least `min_similarity`; recency only
-re-orders); the lexical route (BM25, CJK bigrams) finds words in any order. With
-`weight.lexical = 0` and `min_similarity = -1` the ranking is upstream's, hit for hit."""
+The default profile fuses, by reciprocal rank, the routes that say what an entry is about:
+meaning (semantic), words (lexical: BM25 over folded terms, CJK bigrams) and upstream's
+substring match (keyword). An entry is a hit only if one of them found it (a similarity that
+stands out, see `_relevant`); recency breaks ties, and ranks as a route only when the question
+asks for what is newest — it never buries an older entry that answers. `profile = "upstream"`
+is upstream's ranking hit for hit: semantic, keyword and recency fused, every entry ranked."""
 
 from __future__ import annotations
 
@@ -56,6 +57,19 @@ _PREFIX = re.compile(r"- (?:\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?\] ?)?")
 _TIME = re.compile(r"- \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})(:\d{2})?\]")
 
 
+_RECENT = re.compile(
+    r"\b(latest|newest|most recent(ly)?|recent(ly)?|lately|last|current(ly)?|now|nowadays|"
+    r"today|these days|still|anymore|any more)\b|最近|最新|现在|目前|如今",
+    re.IGNORECASE,
+)
+
+
+def asks_for_recent(query: str) -> bool:
+    """Whether a question asks for what is newest ("the latest deploy", "where does she live
+    now"): then recency ranks too, as one route among the others."""
+    return _RECENT.search(query) is not None
+
+
 class Prepared:
     """What ranking needs of one version of an agent's archival entries, made once."""
 
@@ -67,10 +81,14 @@ class Prepared:
         texts = corpus.texts
         first: dict[str, int] = {}
         ids = np.empty(len(texts), dtype=np.int64)
+        positions: list[int] = []  # where each entry (each distinct text) first stands
         for position, text in enumerate(texts):
-            ids[position] = first.setdefault(text, len(first))
+            entry = first.setdefault(text, len(first))
+            if entry == len(positions):
+                positions.append(position)
+            ids[position] = entry
         self.id_of_position = ids  # duplicates are one entry, the first, as upstream's hash
-        self.positions = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+        self.positions = np.asarray(positions, dtype=np.int64)
         self.texts = list(first)
         # An append re-hashes only the new lines: the hashes of the version before are reused.
         known: dict[str, str] = (
@@ -79,6 +97,8 @@ class Prepared:
         self.hashes: list[str] = [known.get(text) or entry_hash(agent, text) for text in self.texts]
         self.size = len(self.texts)
         self.recency = self._recency(corpus)
+        self.recency_rank = np.empty(self.size, dtype=np.int64)  # 0: the newest entry
+        self.recency_rank[self.recency] = np.arange(self.size)
         self._lexical: LexicalIndex | None = None
         self._keyword: RecallIndex | None = None
         self._rows: tuple[int, int, np.ndarray] | None = None
@@ -162,9 +182,11 @@ class RecallEngine:
         key = agent_key(agent)
         prepared = self.prepare(agent)
         weights = self.settings.weight
+        upstream = self.settings.profile == "upstream"
+        lexical_on = weights.lexical > 0 and not upstream
         keyword_ids = self._keyword_route(prepared, query)
         lexical_ids, lexical_scores = (
-            prepared.lexical.search(query) if weights.lexical > 0 else (np.zeros(0, np.int64), None)
+            prepared.lexical.search(query) if lexical_on else (np.zeros(0, np.int64), None)
         )
         semantic_route: Route | None = None
         state, notice, problem = "off", None, None
@@ -176,34 +198,55 @@ class RecallEngine:
                 try:
                     semantic_route = self._semantic_route(key, prepared, query)
                     state = "used"
-                    assert semantic_route.scores is not None
-                    floor = semantic_route.scores >= self.settings.min_similarity
-                    similar = semantic_route.ids[floor]
+                    similar = self._relevant(semantic_route)
                 except EmbedderError as exc:
                     state, notice, problem = "failed", DEGRADE_NOTICE, str(exc)
+        # Recency ranks every entry: upstream weighs it as much as meaning; here it only
+        # breaks ties, unless the question asks for what is newest.
+        by_recency = upstream or asks_for_recent(query)
         routes = [
             Route("semantic", weights.semantic, semantic_route.ids, semantic_route.scores)
             if semantic_route is not None
             else None,
             Route("keyword", weights.keyword, keyword_ids),
-            Route("lexical", weights.lexical, lexical_ids, lexical_scores)
-            if weights.lexical > 0
-            else None,
-            Route("recency", weights.recency, prepared.recency),
+            Route("lexical", weights.lexical, lexical_ids, lexical_scores) if lexical_on else None,
+            Route("recency", weights.recency, prepared.recency) if by_recency else None,
         ]
         chosen = [route for route in routes if route is not None]
-        eligible: np.ndarray | None = None  # min_similarity -1: every entry may rank (upstream)
-        if self.settings.min_similarity > -1:
+        eligible: np.ndarray | None = None  # upstream: every entry may rank
+        if not upstream and self.settings.min_similarity > -1:
             eligible = np.zeros(prepared.size, dtype=bool)
-            for found in (keyword_ids, lexical_ids if weights.lexical > 0 else None, similar):
-                if found is not None and len(found):
+            for found in (keyword_ids, self._strong(lexical_ids, lexical_scores), similar):
+                if len(found):
                     eligible[found] = True
-        ids, scores = fuse(prepared.size, chosen, self.settings.top_k, eligible)
+        tiebreak = None if upstream else prepared.recency_rank
+        ids, scores = fuse(prepared.size, chosen, self.settings.top_k, eligible, tiebreak)
         hits = self._hits(prepared, chosen, ids, scores)
         # The index is read even when the query could not be embedded: what it holds does not
         # depend on the embedder answering now.
         status = self._status(key, prepared, refresh=key not in self._matrices)
         return Recall(query, "hybrid", hits, state, notice, problem, status)
+
+    def _strong(self, ids: np.ndarray, scores: np.ndarray | None) -> np.ndarray:
+        """The words matches that count as hits: at least `word_floor` of the best score."""
+        if scores is None or not len(scores):
+            return ids
+        return ids[scores >= self.settings.word_floor * float(scores.max())]
+
+    def _relevant(self, route: Route) -> np.ndarray:
+        """The entries the semantic route finds relevant: a similarity of at least
+        `min_similarity`, and standing out from the agent's other entries by
+        `similarity_spread` standard deviations (an e5-class model gives every text 0.6 or
+        more, so a fixed floor alone would let everything through)."""
+        scores = route.scores
+        if scores is None or not len(scores):
+            return np.zeros(0, dtype=np.int64)
+        floor = self.settings.min_similarity
+        if self.settings.profile != "upstream" and len(scores) > 1:
+            floor = max(
+                floor, float(scores.mean() + self.settings.similarity_spread * scores.std())
+            )
+        return route.ids[scores >= floor]
 
     def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
         """Upstream's substring match over whole entry texts, newest first (a line written
@@ -260,20 +303,20 @@ class RecallEngine:
             if cached is not None:
                 self._queries.move_to_end(key)
                 return cached
-        (vector,) = self._embed([query])
+        (vector,) = self._embed([query], "query")
         with self._lock:
             self._queries[key] = vector
             while len(self._queries) > 256:
                 self._queries.popitem(last=False)
         return vector
 
-    def _embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def _embed(self, texts: Sequence[str], kind: str = "passage") -> list[np.ndarray]:
         """The embedder's vectors; while it is failing, fail at once for `retry_after`."""
         assert self.embedder is not None
         if self.clock() < self._down_until and self.problem:
             raise EmbedderError(self.problem)
         try:
-            vectors = usable(self.embedder.embed(texts), "The embedder")
+            vectors = usable(self.embedder.embed(texts, kind), "The embedder")
             if len(vectors) != len(texts):
                 raise EmbedderError(
                     f"The embedder answered {len(vectors)} vectors for {len(texts)} texts."

@@ -32,11 +32,16 @@ class Route:
 
 
 def fuse(
-    size: int, routes: Sequence[Route], top_k: int, eligible: np.ndarray | None = None
+    size: int,
+    routes: Sequence[Route],
+    top_k: int,
+    eligible: np.ndarray | None = None,
+    tiebreak: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ids, scores) of the best `top_k` entries of `size`, highest score first. With
     `eligible` (a boolean mask), only those entries may be chosen; the others still count for
-    nothing but their ranks are what they are."""
+    nothing but their ranks are what they are. Equal scores: lower `tiebreak` first (each
+    entry's), else the order the routes named them in."""
     scores = np.zeros(size)
     first_seen = np.full(size, _UNSEEN, dtype=np.int64)
     seen = 0
@@ -54,6 +59,10 @@ def fuse(
     candidates = np.flatnonzero(first_seen != _UNSEEN)
     if eligible is not None:
         candidates = candidates[eligible[candidates]]
-    order = np.lexsort((first_seen[candidates], -scores[candidates]))
+    if tiebreak is None:  # upstream's: exact sums, then the order the routes named them
+        order = np.lexsort((first_seen[candidates], -scores[candidates]))
+    else:  # sums equal but for rounding are ties too
+        primary = -np.round(scores[candidates], 12)
+        order = np.lexsort((first_seen[candidates], tiebreak[candidates], primary))
     chosen = candidates[order][:top_k]
     return chosen, scores[chosen]

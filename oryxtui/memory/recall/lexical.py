@@ -1,6 +1,9 @@
-"""The lexical route: BM25 over word tokens, with overlapping character bigrams for Chinese,
-Japanese and Korean text (which has no spaces between words), so that "deploy window friday"
-and "部署窗口" find entries holding those words in any order."""
+"""The lexical route: BM25 over terms (case-folded, NFKC, stop words left out, plurals and
+possessives folded), with overlapping character bigrams for Chinese, Japanese and Korean text
+(which has no spaces between words), so that "deploy window friday", "When did Caroline go to
+the support group?" and "部署窗口" find entries holding those words in any order. Any entry that
+shares a term with the question is a hit; BM25 orders them (a rare shared word weighs more
+than a common one, a long entry's words less than a short one's)."""
 
 from __future__ import annotations
 
@@ -10,17 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oryxtui.memory.tokens import IS_CJK, SPLIT, bigrams, tokens
+from oryxtui.memory.tokens import IS_CJK, STOP_WORDS, TERM_SPLIT, bigrams, fold, normal, terms
 
 K1 = 1.2
 B = 0.75
-
-
-def needed(tokens_in_query: int) -> int:
-    """How many of the query's distinct tokens an entry must hold to be a lexical hit: all of
-    one or two, then all but a third (2 of 3, 3 of 4, 4 of 6) — one word of a longer query is
-    not a match, and a question's filler words need not all be there."""
-    return tokens_in_query - tokens_in_query // 3
 
 
 class LexicalIndex:
@@ -29,15 +25,16 @@ class LexicalIndex:
 
     def __init__(self, texts: Sequence[str]) -> None:
         size = len(texts)
-        joined = "\n".join(text.replace("\n", " ") for text in texts).lower()
+        joined = normal("\n".join(text.replace("\n", " ") for text in texts))
         vocabulary: dict[str, int] = {}
+        term_of: dict[str, int] = {}  # a word as written → its term's number (-1: a stop word)
         # Machine integers, not Python ones: a million tokens are 8 MB here, not 36 MB a list
         # (and the peak is what the process keeps).
         token_ids = array("q")
         documents = array("q")
         number = vocabulary.setdefault
         document = 0
-        for match in SPLIT.finditer(joined):  # one token at a time, never a list of them
+        for match in TERM_SPLIT.finditer(joined):  # one token at a time, never a list of them
             token = match.group()
             if token == "\n":
                 document += 1
@@ -46,8 +43,14 @@ class LexicalIndex:
                     token_ids.append(number(part, len(vocabulary)))
                     documents.append(document)
             else:
-                token_ids.append(number(token, len(vocabulary)))
-                documents.append(document)
+                term = term_of.get(token)
+                if term is None:
+                    folded = "" if token in STOP_WORDS else fold(token)
+                    keep = folded and folded not in STOP_WORDS
+                    term = term_of[token] = number(folded, len(vocabulary)) if keep else -1
+                if term >= 0:
+                    token_ids.append(term)
+                    documents.append(document)
         ids = np.frombuffer(token_ids, dtype=np.int64) if token_ids else np.zeros(0, np.int64)
         docs = np.frombuffer(documents, dtype=np.int64) if documents else np.zeros(0, np.int64)
         lengths = np.bincount(docs, minlength=size).astype(np.float64)[:size]
@@ -65,11 +68,11 @@ class LexicalIndex:
     def search(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """(documents, scores) of the entries matching `query`, best first; equal scores put the
         later entry first (newest first, like the keyword route)."""
-        wanted = list(dict.fromkeys(tokens(query)))
+        wanted = list(dict.fromkeys(terms(query)))
         if not wanted or not self.size:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         scores = np.zeros(self.size)
-        matched = np.zeros(self.size, dtype=np.int32)
+        matched = np.zeros(self.size, dtype=bool)
         norm = self._norm
         for token in wanted:
             number = self._vocabulary.get(token)
@@ -81,8 +84,8 @@ class LexicalIndex:
             found = len(where)
             idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
             scores[where] += idf * tf * (K1 + 1) / (tf + norm[where])
-            matched[where] += 1
-        hits = np.flatnonzero(matched >= needed(len(wanted)))
+            matched[where] = True
+        hits = np.flatnonzero(matched)
         # best first; among equals the later entry first
         order = np.lexsort((-hits, -scores[hits]))
         return hits[order], scores[hits[order]]

@@ -78,7 +78,9 @@ class RecallSetup:
     def ranks(self) -> bool:
         """False: upstream's keyword recall (every hit, oldest first)."""
         mode = self.settings.mode
-        return mode == "hybrid" or (mode == "auto" and self.embedding.provider is not None)
+        if mode == "auto" and self.settings.profile == "upstream":
+            return self.embedding.provider is not None
+        return mode != "keyword"
 
 
 class ServiceBase:
