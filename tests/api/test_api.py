@@ -99,9 +99,10 @@ def test_entries_save_and_recall(client: httpx.Client) -> None:
     assert saved.json()["data"]["scope"] == "core"
     client.post("/api/v1/agents/ops/memory", json={"content": "Deploy freeze Friday"})
     hits = client.get("/api/v1/agents/ops/memory/recall", params={"keyword": "DEPLOY"}).json()
+    assert hits["data"]["mode"] == "hybrid"  # ranked: equal matches, the newer first
     assert [h["content"] for h in hits["data"]["hits"]] == [
-        "deploy window is Tuesday",
         "Deploy freeze Friday",
+        "deploy window is Tuesday",
     ]
 
 

@@ -80,7 +80,7 @@ class WideEmbedder:
     meaningless = True
     batch_size = 1024
 
-    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[np.ndarray]:
         vectors = []
         for text in texts:
             seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")

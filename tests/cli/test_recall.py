@@ -153,10 +153,11 @@ def upstream_time(line: str) -> str:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_without_an_embedder_recall_is_upstreams_keyword_recall(
+def test_without_an_embedder_the_upstream_profile_is_upstreams_keyword_recall(
     workspace: Workspace, backend: str
 ) -> None:
-    service = MemoryService.open(workspace, settings_for(backend, {}), Clock())
+    settings = settings_for(backend, {}, profile="upstream")
+    service = MemoryService.open(workspace, settings, Clock())
     for index in range(30):
         service.save("ops", f"note {index} about deploys", "archival")
     found = service.recall("ops", "DEPLOY")
@@ -171,7 +172,7 @@ def test_without_an_embedder_recall_is_upstreams_keyword_recall(
 def test_upstreams_ranking_is_reachable_hit_for_hit(
     workspace: Workspace, backend: str, top_k: int
 ) -> None:
-    settings = settings_for(backend, min_similarity=-1, weight={"lexical": 0}, top_k=top_k)
+    settings = settings_for(backend, profile="upstream", top_k=top_k)
     clock = Clock()
     service = MemoryService.open(workspace, settings, clock)
     texts = corpus(60)
@@ -244,7 +245,7 @@ class CountingMock(MockEmbedder):
     def __init__(self) -> None:
         self.texts: list[str] = []
 
-    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[np.ndarray]:
         self.texts += texts
         return super().embed(texts)
 
@@ -302,7 +303,7 @@ def test_nothing_found_exists(workspace: Workspace, backend: str) -> None:
     service = MemoryService.open(workspace, settings_for(backend), clock)
     fill(service, "ops", corpus(40), clock)
     assert service.recall("ops", "kubernetes").hits == []
-    upstreams = MemoryService.open(workspace, settings_for(backend, min_similarity=-1))
+    upstreams = MemoryService.open(workspace, settings_for(backend, profile="upstream"))
     assert len(upstreams.recall("ops", "kubernetes").hits) == 20  # upstream: always 20
 
 
@@ -319,10 +320,17 @@ def test_words_in_any_order_and_cjk_without_an_embedder(workspace: Workspace, ba
         service.save("ops", text, "archival")
     found = service.recall("ops", "deploy window friday")
     assert found.mode == "hybrid" and found.semantic == "off"
-    assert [e.content for e in found.entries] == ["Friday is when the deploy window opens"]
-    assert found.hits[0].routes.keys() == {"lexical", "recency"}
+    # Every entry sharing a word is a hit; the one holding all three comes first.
+    assert found.entries[0].content == "Friday is when the deploy window opens"
+    assert {e.content for e in found.entries} == {
+        "Friday is when the deploy window opens",
+        "window cleaning on monday",
+        "the deploy went fine",
+    }
+    assert found.hits[0].routes.keys() == {"lexical"}  # recency only breaks ties
     assert [e.content for e in service.recall("ops", "窗口部署").entries] == [
-        "部署窗口在周五下午两点"
+        "部署窗口在周五下午两点",
+        "窗口清洁",
     ]
     keyword = service.recall("ops", "deploy")  # keyword and lexical both; best first
     assert {e.content for e in keyword.entries} == {
@@ -439,7 +447,7 @@ def test_meaning_finds_what_no_word_matches(workspace: Workspace, backend: str) 
             "payments v2 rollout finished at 15:10",
             "上线流程改为分批放量",
         ]
-        assert all(hit.routes.keys() == {"semantic", "recency"} for hit in found.hits)
+        assert all(hit.routes.keys() == {"semantic"} for hit in found.hits)  # no word shared
         assert found.index.model == "openai/concepts" and found.index.dim == 13
         batches = [len(request["input"]) for request in server.embeddings[1:]]
         assert batches and max(batches) <= 2  # embedding.batch_size
@@ -510,7 +518,7 @@ def test_cli_explain_and_index(workspace: Workspace) -> None:
     assert len(lines) == 4  # two hits, each with its explanation
     assert {lines[0][24:], lines[2][24:]} == {"deploy window is friday", "friday deploy retro"}
     assert lines[1].startswith("    score 0.") and "lexical #" in lines[1]
-    assert "recency #" in lines[3]
+    assert "semantic #" in lines[3]
     data = json.loads(
         run_oryxtui(
             "memory", "recall", "--root", root, "--agent", "ops", "--json", "--explain", "cat"

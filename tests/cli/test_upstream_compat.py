@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oryxtui import database
-from oryxtui.config import MemorySettings, Settings
+from oryxtui.config import MemorySettings, RecallSettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.overview import load_agent
@@ -82,7 +82,16 @@ def test_memory_recall_is_upstreams_recall_by_keyword(
     hand_edited: tuple[Path, Path], keyword: str
 ) -> None:
     root, _ = hand_edited
-    found = run_oryxtui("memory", "recall", keyword, "--root", str(root), "--agent", "ops-bot")
+    found = run_oryxtui(
+        "memory",
+        "recall",
+        keyword,
+        "--root",
+        str(root),
+        "--agent",
+        "ops-bot",
+        env={"ORYXTUI_MEMORY__RECALL__PROFILE": "upstream"},  # upstream's rule, byte for byte
+    )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines() == upstream.recall_by_keyword(HAND_EDITED, keyword)
 
@@ -153,8 +162,11 @@ def rows_block(rows: list[tuple[str, str]]) -> str:
 
 def test_the_sqlite_block_is_upstreams_for_the_same_rows(workspace: Workspace) -> None:
     make_agent(workspace, "ops-bot")
+    upstream_recall = RecallSettings(profile="upstream")
     memory = MemoryService.open(
-        workspace, Settings(memory=MemorySettings(backend="sqlite")), clock=fixed_clock
+        workspace,
+        Settings(memory=MemorySettings(backend="sqlite", recall=upstream_recall)),
+        clock=fixed_clock,
     )
     assert memory.build_context("ops-bot") == rows_block([])
     rows = [("CORE", "speaks German"), ("CORE", "on call Mondays")]

@@ -135,7 +135,8 @@ def test_several_tool_calls_run_in_order(agent_workspace: Workspace) -> None:
     calls = [json.loads(e.arguments) for e in events if e.kind == "tool_call"]
     assert calls == [{"content": "one"}, {"content": "two"}, {"keyword": "o"}]
     hits = json.loads([e for e in events if e.kind == "tool_result"][2].text)["entries"]
-    assert [h.split("] ", 1)[1] for h in hits] == ["one", "two"]
+    # Ranked recall: two equal matches, the newer first.
+    assert [h.split("] ", 1)[1] for h in hits] == ["two", "one"]
     tool_messages = [m for m in llm.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1", "call_2"]
 

@@ -9,8 +9,9 @@ import numpy as np
 
 from oryxtui.memory.recall.embedders import MOCK_MODEL_ID, MockEmbedder, mock_vector
 from oryxtui.memory.recall.fusion import Route, fuse
-from oryxtui.memory.recall.lexical import LexicalIndex, tokens
+from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.vectors import VectorMatrix, decode, encode, entry_hash
+from oryxtui.memory.tokens import fold, terms
 
 # upstream's MockEmbeddingModel.embed(text) through VectorCodec.encode, printed by the Java
 # code at a27474c (compiled and run once; the BLOB bytes in hex)
@@ -116,11 +117,20 @@ def test_the_matrix_grows_and_keeps_to_one_size() -> None:
     assert matrix.dim == 5 and matrix.row_of == {"c": 0}
 
 
-def test_tokens_are_words_and_cjk_bigrams() -> None:
-    assert tokens("Deploy-window, FRIDAY 14:00") == ["deploy", "window", "friday", "14", "00"]
-    assert tokens("部署窗口在周五") == ["部署", "署窗", "窗口", "口在", "在周", "周五"]
-    assert tokens("猫 and the API") == ["猫", "and", "the", "api"]
-    assert tokens("デプロイ 배포 창") == ["デプ", "プロ", "ロイ", "배포", "창"]
+def test_terms_are_folded_content_words_and_cjk_bigrams() -> None:
+    assert terms("Deploy-window, FRIDAY 14:00") == ["deploy", "window", "friday", "14", "00"]
+    assert terms("部署窗口在周五") == ["部署", "署窗", "窗口", "口在", "在周", "周五"]
+    assert terms("猫 and the API") == ["猫", "api"]  # stop words carry nothing
+    assert terms("デプロイ 배포 창") == ["デプ", "プロ", "ロイ", "배포", "창"]
+    assert terms("When did Caroline’s groups meet?") == ["caroline", "group", "meet"]
+    assert terms("ＦＲＩＤＡＹ") == ["friday"]  # NFKC: full-width letters are letters
+    assert [fold(w) for w in ("stories", "boxes", "class", "status", "news")] == [
+        "story",
+        "box",
+        "class",
+        "status",
+        "new",
+    ]
 
 
 def test_lexical_finds_the_words_in_any_order_best_first() -> None:
@@ -134,13 +144,14 @@ def test_lexical_finds_the_words_in_any_order_best_first() -> None:
         ]
     )
     found, scores = index.search("deploy window friday")
-    assert set(found.tolist()) == {0, 2}  # one word of three is not a match
+    assert set(found[:2].tolist()) == {0, 2} and found.tolist()[2:] == [1]  # one word: last
     assert list(scores) == sorted(scores, reverse=True)
-    assert index.search("窗口部署")[0].tolist() == [3]
+    assert index.search("When is the deploy window?")[0].tolist()[:2] in ([0, 2], [2, 0])
+    assert index.search("窗口部署")[0].tolist() == [3, 4]
     assert index.search("nothing like it")[0].tolist() == []
     assert index.search("  ")[0].tolist() == []
 
 
 def test_lexical_ties_put_the_later_entry_first() -> None:
-    index = LexicalIndex(["same words", "same words"])
-    assert index.search("same")[0].tolist() == [1, 0]
+    index = LexicalIndex(["blue words", "blue words"])
+    assert index.search("blue")[0].tolist() == [1, 0]

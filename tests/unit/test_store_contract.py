@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from oryxtui.config import DatabaseSettings, Mem0Settings, MemorySettings, Settings
+from oryxtui.config import DatabaseSettings, Mem0Settings, MemorySettings, RecallSettings, Settings
 from oryxtui.memory import MemoryService, Scope, current_agent
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
@@ -18,14 +18,18 @@ from tests.support import fixed_clock, make_agent
 def memory(request: pytest.FixtureRequest, workspace: Workspace) -> Iterator[MemoryService]:
     make_agent(workspace, "alpha")
     make_agent(workspace, "beta")
+    # The stores' own recall is the contract here: upstream's keyword rule (ranked recall
+    # is the engine's, tested in test_recall).
+    keyword = RecallSettings(mode="keyword")
     if request.param == "postgres":
         url = request.getfixturevalue("database_url")
         settings = Settings(database=DatabaseSettings(url=url))
         settings.memory.backend = "sqlite"  # upstream's name: memory_entries of the database
+        settings.memory.recall = keyword
         yield MemoryService.open(workspace, settings, clock=fixed_clock)
         return
     if request.param != "mem0":
-        settings = Settings(memory=MemorySettings(backend=request.param))
+        settings = Settings(memory=MemorySettings(backend=request.param, recall=keyword))
         yield MemoryService.open(workspace, settings, clock=fixed_clock)
         return
     with Mem0Server(clock=fixed_clock) as server:

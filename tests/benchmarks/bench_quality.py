@@ -1,0 +1,230 @@
+"""Recall quality on conversational memory. Prints JSON.
+
+Run: python tests/benchmarks/bench_quality.py [--data locomo10.json] [--embedding-url URL
+     --embedding-model NAME] [--k 10]
+
+Each dialogue turn of a conversation becomes one archival entry of that conversation's agent
+(`Speaker: text`, stamped with its session's time); each question is asked as `recall` is
+asked; a question is found at k when one of its evidence turns is among the first k hits.
+Reported for each system: R@1, R@5, R@10, MRR@10 and the questions with no hit at all (and,
+of the questions that share a content word with their evidence, the share with none).
+
+Systems, all in the same run: oryxtui's keyword mode (upstream's substring rule), its lexical
+route alone, its default fusion without an embedder, and — with an embedder — its semantic
+route alone, the default fusion, and the upstream profile; baselines: plain BM25 (`rank-bm25`
+Okapi, text lower-cased and split on non-alphanumerics) and, with an embedder, plain dense
+cosine over the same vectors.
+
+Data: a LoCoMo- (or LongMemEval-converted) file given with --data (the public sets are not
+vendored), else the self-made fixture of `quality_fixture.py` in the same schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, sanitize_content
+from oryxtui.memory.recall.embedders import create_embedder
+from oryxtui.memory.tokens import terms
+from oryxtui.workspace import Workspace, init_workspace
+
+sys.path.insert(0, str(Path(__file__).parent))
+import quality_fixture
+
+K = 10
+
+
+def load(path: str | None) -> list[dict[str, Any]]:
+    if path is None:
+        return quality_fixture.build()
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data if isinstance(data, list) else [data]
+
+
+def session_time(text: str) -> str:
+    for form in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(text.strip(), form).strftime("%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            continue
+    return "2023-01-01 00:00:00"
+
+
+def turns_of(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(dia_id, time, entry text) of every turn, in order."""
+    conversation = sample["conversation"]
+    found = []
+    numbers = sorted(
+        int(m[1]) for key in conversation if (m := re.fullmatch(r"session_(\d+)", key))
+    )
+    for number in numbers:
+        when = session_time(str(conversation.get(f"session_{number}_date_time", "")))
+        for turn in conversation[f"session_{number}"]:
+            text = sanitize_content(f"{turn['speaker']}: {turn.get('text', '')}")
+            found.append((str(turn["dia_id"]), when, text))
+    return found
+
+
+def questions_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    return [q for q in sample.get("qa", []) if q.get("evidence") and q.get("question")]
+
+
+class Scores:
+    def __init__(self) -> None:
+        self.ranks: list[int | None] = []  # 1-based rank of the first evidence hit
+        self.no_hit = 0
+        self.no_hit_sharing = 0
+        self.sharing = 0
+
+    def add(self, ranked: list[set[str]], evidence: set[str], shares_a_word: bool) -> None:
+        rank = next((i for i, ids in enumerate(ranked[:K], 1) if ids & evidence), None)
+        self.ranks.append(rank)
+        self.no_hit += not ranked
+        self.sharing += shares_a_word
+        self.no_hit_sharing += shares_a_word and not ranked
+
+    def to_json(self) -> dict[str, Any]:
+        n = len(self.ranks) or 1
+
+        def at(k: int) -> float:
+            return round(100 * sum(1 for r in self.ranks if r and r <= k) / n, 1)
+
+        mrr = sum(1 / r for r in self.ranks if r) / n
+        return {
+            "R@1": at(1),
+            "R@5": at(5),
+            "R@10": at(10),
+            "MRR@10": round(mrr, 3),
+            "no_hit": self.no_hit,
+            "no_hit_of_sharing_pct": round(100 * self.no_hit_sharing / (self.sharing or 1), 1),
+        }
+
+
+def tokenize_plain(text: str) -> list[str]:
+    return [t for t in re.split(r"[^0-9a-z]+", text.lower()) if t]
+
+
+def write_memory(workspace: Workspace, agent: str, turns: list[tuple[str, str, str]]) -> None:
+    folder = workspace.agents_dir / agent
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [f"- [{when}] {text}" for _, when, text in turns]
+    (folder / "MEMORY.md").write_text(
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n" + "\n".join(lines) + "\n", encoding="utf-8"
+    )
+
+
+def settings_for(recall: dict[str, Any], embedding: dict[str, Any] | None) -> Settings:
+    return Settings.model_validate(
+        {"memory": {"recall": {"top_k": K, **recall}}, "embedding": embedding or {}}
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data")
+    parser.add_argument("--embedding-url")
+    parser.add_argument("--embedding-model")
+    options = parser.parse_args()
+    samples = load(options.data)
+    embedding = (
+        {"provider": "openai", "base_url": options.embedding_url, "model": options.embedding_model}
+        if options.embedding_url
+        else None
+    )
+    systems: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
+        "oryxtui keyword mode (upstream's substring rule)": ({"mode": "keyword"}, None),
+        "oryxtui lexical route alone": (
+            {"mode": "hybrid", "weight": {"keyword": 0, "semantic": 0}},
+            None,
+        ),
+        "oryxtui default, no embedder": ({}, None),
+    }
+    if embedding:
+        systems |= {
+            "oryxtui semantic route alone": (
+                {"weight": {"keyword": 0, "lexical": 0}, "min_similarity": -1},
+                embedding,
+            ),
+            "oryxtui default, with the embedder": ({}, embedding),
+            "oryxtui upstream profile, with the embedder": ({"profile": "upstream"}, embedding),
+        }
+    from rank_bm25 import BM25Okapi
+
+    results: dict[str, Scores] = {name: Scores() for name in [*systems, "plain BM25"]}
+    if embedding:
+        results["plain dense cosine"] = Scores()
+    timings: dict[str, list[float]] = {name: [] for name in systems}
+    total_turns = total_questions = 0
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = init_workspace(Path(folder) / "w")
+        services = {
+            name: MemoryService.open(workspace, settings_for(recall, emb))
+            for name, (recall, emb) in systems.items()
+        }
+        embedder = create_embedder(settings_for({}, embedding).embedding) if embedding else None
+        for number, sample in enumerate(samples):
+            agent = f"conv{number}"
+            turns = turns_of(sample)
+            total_turns += len(turns)
+            write_memory(workspace, agent, turns)
+            ids_of: dict[str, set[str]] = {}
+            for dia, _, text in turns:
+                ids_of.setdefault(text, set()).add(dia)
+            texts = [text for _, _, text in turns]
+            bm25 = BM25Okapi([tokenize_plain(t) or [""] for t in texts])
+            for service in services.values():
+                if service.engine is not None and service.engine.embedder is not None:
+                    service.sync_index(agent)
+            vectors = None
+            if embedder is not None:
+                vectors = np.asarray(embedder.embed(texts, "passage"))
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            for qa in questions_of(sample):
+                total_questions += 1
+                question, evidence = str(qa["question"]), {str(e) for e in qa["evidence"]}
+                evidence_words = set(terms(" ".join(t for d, _, t in turns if d in evidence)))
+                shares = bool(evidence_words & set(terms(question)))
+                for name, service in services.items():
+                    started = time.perf_counter()
+                    found = service.recall(agent, question)
+                    timings[name].append(time.perf_counter() - started)
+                    ranked = [ids_of.get(e.content, set()) for e in found.entries]
+                    results[name].add(ranked, evidence, shares)
+                scores = bm25.get_scores(tokenize_plain(question) or [""])
+                order = [i for i in np.argsort(-scores, kind="stable")[:K] if scores[i] > 0]
+                results["plain BM25"].add([{turns[i][0]} for i in order], evidence, shares)
+                if vectors is not None and embedder is not None:
+                    (query,) = embedder.embed([question], "query")
+                    similarity = vectors @ (query / np.linalg.norm(query))
+                    top = np.argsort(-similarity, kind="stable")[:K]
+                    results["plain dense cosine"].add(
+                        [{turns[i][0]} for i in top], evidence, shares
+                    )
+    report = {
+        "data": options.data or "self-made fixture (tests/benchmarks/quality_fixture.py)",
+        "conversations": len(samples),
+        "turns": total_turns,
+        "questions": total_questions,
+        "k": K,
+        "systems": {name: scores.to_json() for name, scores in results.items()},
+        "recall_ms_median": {
+            name: round(1000 * float(np.median(times)), 2) for name, times in timings.items()
+        },
+    }
+    print(json.dumps(report, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()
