@@ -209,7 +209,9 @@ class RecallEngine:
             if semantic_route is not None
             else None,
             Route("keyword", weights.keyword, keyword_ids),
-            Route("lexical", weights.lexical, lexical_ids, lexical_scores) if lexical_on else None,
+            Route("lexical", self._words_weight(prepared, query), lexical_ids, lexical_scores)
+            if lexical_on
+            else None,
             Route("recency", weights.recency, prepared.recency) if by_recency else None,
         ]
         chosen = [route for route in routes if route is not None]
@@ -226,6 +228,12 @@ class RecallEngine:
         # depend on the embedder answering now.
         status = self._status(key, prepared, refresh=key not in self._matrices)
         return Recall(query, "hybrid", hits, state, notice, problem, status)
+
+    def _words_weight(self, prepared: Prepared, query: str) -> float:
+        """The words route's weight for this question: its setting, scaled by how much of the
+        question the entries' words cover (see `LexicalIndex.coverage`), so that a match on a
+        name alone does not outrank what meaning finds."""
+        return self.settings.weight.lexical * prepared.lexical.coverage(query)
 
     def _strong(self, ids: np.ndarray, scores: np.ndarray | None) -> np.ndarray:
         """The words matches that count as hits: at least `word_floor` of the best score."""

@@ -17,6 +17,8 @@ from oryxtui.memory.tokens import IS_CJK, STOP_WORDS, TERM_SPLIT, bigrams, fold,
 
 K1 = 1.2
 B = 0.75
+COMMON = 0.2  # a term held by more than this share of the entries tells none of them apart
+FEW = 10  # … unless it is held by no more than this many
 
 
 class LexicalIndex:
@@ -65,6 +67,27 @@ class LexicalIndex:
         average = float(lengths.mean()) if size else 0.0
         self._norm = K1 * (1 - B + B * lengths / (average or 1.0))
 
+    def coverage(self, query: str) -> float:
+        """How much of what the question asks the entries' words can answer, 0 to 1: the
+        weight (IDF) of its terms that some entry holds, over that of all its terms (a term no
+        entry holds weighs as the rarest). "Has Caroline's baby started walking?" over a chat
+        where only the name is found covers little: meaning should decide."""
+        wanted = list(dict.fromkeys(terms(query)))
+        if not wanted or not self.size:
+            return 0.0
+        rarest = math.log(1 + (self.size + 0.5) / 0.5)
+        held = total = 0.0
+        for token in wanted:
+            number = self._vocabulary.get(token)
+            if number is None:
+                total += rarest
+                continue
+            found = int(self._starts[number + 1] - self._starts[number])
+            idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
+            held += idf
+            total += idf
+        return held / total if total else 0.0
+
     def search(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """(documents, scores) of the entries matching `query`, best first; equal scores put the
         later entry first (newest first, like the keyword route)."""
@@ -72,7 +95,8 @@ class LexicalIndex:
         if not wanted or not self.size:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         scores = np.zeros(self.size)
-        matched = np.zeros(self.size, dtype=bool)
+        matched = np.zeros(self.size, dtype=bool)  # holds a term that tells entries apart
+        anything = np.zeros(self.size, dtype=bool)  # holds any of the terms
         norm = self._norm
         for token in wanted:
             number = self._vocabulary.get(token)
@@ -84,8 +108,12 @@ class LexicalIndex:
             found = len(where)
             idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
             scores[where] += idf * tf * (K1 + 1) / (tf + norm[where])
-            matched[where] = True
-        hits = np.flatnonzero(matched)
+            anything[where] = True
+            if found <= max(COMMON * self.size, FEW):
+                matched[where] = True
+        # A term most entries hold (a speaker's name in a chat) ranks nothing by itself while
+        # the question has a rarer one; a question of only such terms matches them.
+        hits = np.flatnonzero(matched if matched.any() else anything)
         # best first; among equals the later entry first
         order = np.lexsort((-hits, -scores[hits]))
         return hits[order], scores[hits[order]]
