@@ -155,3 +155,16 @@ def test_lexical_finds_the_words_in_any_order_best_first() -> None:
 def test_lexical_ties_put_the_later_entry_first() -> None:
     index = LexicalIndex(["blue words", "blue words"])
     assert index.search("blue")[0].tolist() == [1, 0]
+
+
+def test_a_word_most_entries_hold_matches_nothing_by_itself() -> None:
+    chat = [f"Caroline: small talk number {n}" for n in range(40)]
+    chat += ["Caroline: I ran a marathon in Porto", "Melanie: nice"]
+    index = LexicalIndex(chat)
+    found = index.search("Where did Caroline run the marathon?")[0].tolist()
+    assert found == [40]  # the name alone is in 41 of 42 entries: no match by itself
+    only_name = index.search("What about Caroline?")[0].tolist()
+    assert len(only_name) == 41  # a question of only such words still matches them
+    assert index.coverage("Where did Caroline run the marathon?") > 0.3  # "run": not held
+    assert index.coverage("Has Caroline's baby started walking?") < 0.1  # leave it to meaning
+    assert index.coverage("nothing here") == 0.0
