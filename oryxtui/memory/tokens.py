@@ -57,8 +57,9 @@ def normal(text: str) -> str:
 
 
 def fold(word: str) -> str:
-    """A word as the lexical route matches it: a possessive or a plural folded to its stem
-    ("caroline's" → "caroline", "groups" → "group", "stories" → "story"); no heavier stemming."""
+    """A word as the lexical route matches it: a possessive, a plural, -ed and -ing and a final
+    e folded away ("caroline's" → "carolin", "stories" → "story", "deployed" → "deploy",
+    "moving" → "mov"), so every form of a word meets its others; no heavier stemming."""
     if word.endswith("'s"):
         word = word[:-2]
     word = word.replace("'", "")
@@ -67,7 +68,18 @@ def fold(word: str) -> str:
     if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+        word = word[:-1]
+    # -ed and -ing, and a final e, so that deploy, deploys, deployed and deploying, and move,
+    # moved and moving, meet.
+    for ending in ("ing", "ed"):
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 3 and any(c in "aeiouy" for c in stem):
+            if stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # running → run
+            word = stem
+            break
+    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
     return word
 
 
