@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,11 +19,11 @@ from typing import Any
 from oryxtui import notices
 from oryxtui.agent.prompt import Prompt
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations
+from oryxtui.memory.history import ACTOR_NAME
 
 Clock = Any
 
 
-_ACTOR = re.compile(r"[A-Za-z0-9:_.-]{1,80}")  # a stored actor: untrusted, checked
 PARTS = ("identity", "time", "memory")  # the system message's, in the order it holds them
 
 
@@ -358,7 +357,7 @@ class TurnRecorder:
             messages,
             tools,
             parts,
-            by if isinstance(by, str) and _ACTOR.fullmatch(by) else None,
+            by if isinstance(by, str) and ACTOR_NAME.fullmatch(by) else None,
         )
 
 

@@ -6,7 +6,6 @@ most once per beat."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 from collections.abc import Callable
@@ -199,10 +198,9 @@ class EventFeed:
             self.events.publish("keys")
 
     def _keys_state(self) -> str:
-        rows = self._sessions_database().query(
-            "SELECT name, scope, agents, revoked_at FROM oryxtui_api_keys ORDER BY name"
-        )
-        return hashlib.sha256(repr([tuple(map(str, row)) for row in rows]).encode()).hexdigest()
+        from oryxtui.api.keys import KeyStore
+
+        return KeyStore(self._sessions_database()).fingerprint()
 
     # The feeds ------------------------------------------------------------------------------
 

@@ -234,6 +234,14 @@ class KeyStore:
             )
             return bool(cursor.rowcount)
 
+    def fingerprint(self) -> str:
+        """A digest of every key's name, scope, agents and revocation: it changes when a key
+        is made, revoked or changed (not when one is used)."""
+        rows = self.database.query(
+            "SELECT name, scope, agents, revoked_at FROM oryxtui_api_keys ORDER BY name"
+        )
+        return hashlib.sha256(repr([tuple(map(str, row)) for row in rows]).encode()).hexdigest()
+
     def any_live(self) -> bool:
         rows = self.database.query(
             "SELECT 1 FROM oryxtui_api_keys WHERE revoked_at IS NULL LIMIT 1"

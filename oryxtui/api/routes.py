@@ -78,7 +78,7 @@ def reaches(caller: Caller, workspace: Workspace, agent: str | None) -> bool:
     (a link never widens a key's reach); the global memory only unlimited keys reach."""
     if caller.agents is None:
         return True
-    if agent is None or agent == GLOBAL_AGENT or not caller.reaches(agent):
+    if agent is None or not caller.reaches(agent):  # the global memory included
         return False
     real = workspace.real_agent(agent) if is_valid_agent_name(agent) else agent
     return real is not None and caller.reaches(real)

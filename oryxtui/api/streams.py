@@ -5,6 +5,7 @@ of a shared database (the feed tells the streams, which check their key again)."
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -151,8 +152,6 @@ async def events(
 
 def sse(event_id: str, data: dict[str, Any]) -> str:
     """One event: its id and its JSON on one line (JSON never holds a raw line break)."""
-    import json
-
     return f"id: {event_id}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 

@@ -10,8 +10,6 @@ import unicodedata
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
 IS_CJK = re.compile(rf"[{_CJK}]")
-# The whole text in one pass: a line break ends an entry's tokens.
-SPLIT = re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+")
 
 
 def tokens(text: str) -> list[str]:
@@ -90,8 +88,14 @@ def terms(text: str) -> list[str]:
     for token in _WORD.findall(normal(text)):
         if IS_CJK.match(token):
             found += bigrams(token)
-        elif token not in STOP_WORDS:
-            term = fold(token)
-            if term and term not in STOP_WORDS:
-                found.append(term)
+        elif term := term_of(token):
+            found.append(term)
     return found
+
+
+def term_of(word: str) -> str | None:
+    """The term a normalised (non-CJK) word stands for; None for a stop word."""
+    if word in STOP_WORDS:
+        return None
+    term = fold(word)
+    return term if term and term not in STOP_WORDS else None

@@ -12,6 +12,7 @@ Every write happens under the memory's lock, so two processes never record the s
 
 from oryxtui.memory.history.log import DEFAULT_KEEP, HISTORY_SUFFIX, History, Log, history_path
 from oryxtui.memory.history.records import (
+    ACTOR_NAME,
     ACTORS,
     CLI,
     OP_LABELS,
@@ -33,6 +34,7 @@ from oryxtui.memory.history.replay import Replay, difference, memory_at, origins
 
 __all__ = [
     "ACTORS",
+    "ACTOR_NAME",
     "CLI",
     "DEFAULT_KEEP",
     "HISTORY_SUFFIX",

@@ -70,7 +70,7 @@ class Actor:
 CLI = Actor("cli")
 # The actor of a change made in this context (an agent's tool call sets it); else the service's.
 current_actor: ContextVar[Actor | None] = ContextVar("oryxtui_current_actor", default=None)
-_VIA = re.compile(r"[A-Za-z0-9:_.-]{1,80}")
+ACTOR_NAME = re.compile(r"[A-Za-z0-9:_.-]{1,80}")  # an actor as stored: checked when read
 
 
 def acting_agent(session: str | None, turn: int | None) -> Actor:
@@ -283,7 +283,7 @@ def parsed(raw: str, last: int) -> Record | None:
             if signature is None
             else tuple(_number(v, -_SIGNATURE_RANGE, _SIGNATURE_RANGE) for v in _items(signature)),
             turn=None if stored.get("turn") is None else _number(stored["turn"], 0, MAX_NUMBER),
-            via=via if isinstance(via, str) and _VIA.fullmatch(via) else None,
+            via=via if isinstance(via, str) and ACTOR_NAME.fullmatch(via) else None,
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

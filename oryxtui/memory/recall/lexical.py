@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oryxtui.memory.tokens import IS_CJK, STOP_WORDS, TERM_SPLIT, bigrams, fold, normal, terms
+from oryxtui.memory.tokens import IS_CJK, TERM_SPLIT, bigrams, normal, term_of, terms
 
 K1 = 1.2
 B = 0.75
@@ -29,7 +29,7 @@ class LexicalIndex:
         size = len(texts)
         joined = normal("\n".join(text.replace("\n", " ") for text in texts))
         vocabulary: dict[str, int] = {}
-        term_of: dict[str, int] = {}  # a word as written → its term's number (-1: a stop word)
+        numbers: dict[str, int] = {}  # a word as written → its term's number (-1: a stop word)
         # Machine integers, not Python ones: a million tokens are 8 MB here, not 36 MB a list
         # (and the peak is what the process keeps).
         token_ids = array("q")
@@ -45,11 +45,10 @@ class LexicalIndex:
                     token_ids.append(number(part, len(vocabulary)))
                     documents.append(document)
             else:
-                term = term_of.get(token)
+                term = numbers.get(token)
                 if term is None:
-                    folded = "" if token in STOP_WORDS else fold(token)
-                    keep = folded and folded not in STOP_WORDS
-                    term = term_of[token] = number(folded, len(vocabulary)) if keep else -1
+                    found = term_of(token)
+                    term = numbers[token] = -1 if found is None else number(found, len(vocabulary))
                 if term >= 0:
                     token_ids.append(term)
                     documents.append(document)
