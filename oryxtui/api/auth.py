@@ -14,7 +14,7 @@ import threading
 
 from oryxtui.api.keys import KEY_PREFIX, OPEN, Caller, KeyStore
 from oryxtui.api.limits import RateLimit
-from oryxtui.errors import TooManyRequests, Unauthenticated, UsageError
+from oryxtui.errors import OryxError, TooManyRequests, Unauthenticated, UsageError
 from oryxtui.hosts import is_loopback
 
 MIN_TOKEN_CHARS = 16
@@ -117,8 +117,9 @@ class Authenticator:
 
     def still(self, authorization: str | None, caller: Caller) -> bool:
         """Whether the credentials a stream opened with still make the same caller (not
-        revoked, the same scope and agents)."""
+        revoked, the same scope and agents). A key that cannot be checked now (the database
+        is down) is not taken on trust: the stream ends, and its client reconnects."""
         try:
             return self.caller(authorization) == caller
-        except (Unauthenticated, UsageError):
+        except OryxError:
             return False

@@ -525,3 +525,16 @@ def test_a_remote_url_with_a_user_and_password_is_refused_without_showing_them()
     assert "hunter2" not in str(refused.value) and "admin" not in str(refused.value)
     result = cli("memory", "show", "--remote", "http://admin:hunter2@127.0.0.1:1")
     assert result.code == 2 and "hunter2" not in result.stderr
+
+
+def test_a_stream_whose_key_cannot_be_checked_now_ends_never_raises(keyed: Workspace) -> None:
+    from oryxtui.api.auth import Authenticator
+    from oryxtui.errors import DatabaseError
+
+    key = make_key(keyed, "k", "read")
+    store = KeyStore(Database(keyed.db_path))
+    auth = Authenticator(store, None, open_at_start=False)
+    caller = auth.caller(f"Bearer {key}")
+    assert auth.still(f"Bearer {key}", caller)
+    with mock.patch.object(store, "caller", side_effect=DatabaseError("the database is down")):
+        assert auth.still(f"Bearer {key}", caller) is False

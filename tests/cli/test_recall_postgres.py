@@ -148,3 +148,20 @@ def test_a_vector_row_that_is_no_vector_is_skipped_and_counted(
         found = service.recall("ops", "cat keyboard")
     assert found.entries[0].content == text  # embedded again, found
     assert "1 memory_vectors record in the index of ops could not be read" in caplog.text
+
+
+def test_the_database_s_nearest_candidates_are_not_held_to_a_spread(
+    workspace: Workspace, database_url: str
+) -> None:
+    """pgvector answers only the nearest candidates: a spread measured over them would leave
+    out all but the very nearest. Locally every entry is scored, and the spread applies."""
+    import numpy as np
+
+    from oryxtui.memory.recall.fusion import Route
+
+    nearest = Route("semantic", 1.0, np.arange(5), np.array([0.95, 0.5, 0.45, 0.4, 0.4]))
+    shared = MemoryService.open(workspace, shared_settings(database_url), Clock()).engine
+    local = MemoryService.open(workspace, settings_for("sqlite"), Clock()).engine
+    assert shared is not None and local is not None
+    assert shared._relevant(nearest).tolist() == [0, 1, 2, 3, 4]  # all over min_similarity
+    assert local._relevant(nearest).tolist() == [0]  # only the 0.95 stands out of the rest

@@ -250,10 +250,12 @@ class RecallEngine:
         if scores is None or not len(scores):
             return np.zeros(0, dtype=np.int64)
         floor = self.settings.min_similarity
-        if self.settings.profile != "upstream" and len(scores) > 1:
-            floor = max(
-                floor, float(scores.mean() + self.settings.similarity_spread * scores.std())
-            )
+        # pgvector answers only the nearest candidates: they are no sample of the rest, and
+        # a spread measured over them would leave out all but the very nearest.
+        every_entry = not isinstance(self.table, PgVectorTable)
+        if self.settings.profile != "upstream" and every_entry and len(scores) > 1:
+            spread = self.settings.similarity_spread * float(scores.std())
+            floor = max(floor, float(scores.mean()) + spread)
         return route.ids[scores >= floor]
 
     def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
