@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oryxtui.errors import UsageError
-from oryxtui.memory.document import parse
+from oryxtui.memory.document import heading_kind, parse
 from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     BOM,
@@ -64,10 +64,14 @@ def marker(agent: str | None) -> str:
 
 
 def _exported_line(entry: MemoryEntry) -> str:
-    """The entry's line as written in its memory; one that would read as a marker (a line
-    written by hand, without `- `) gets the `- ` that leaves its entry as it is."""
+    """The entry's line as written in its memory; one that would read as a marker or as a
+    section header (a line written by hand, without `- `, such as ` ## 核心记忆`) gets the
+    `- ` that leaves its entry as it is."""
     line = entry.line
-    return f"- {line.strip()}" if _MARKER.fullmatch(line.strip()) else line
+    bare = line.strip()
+    if _MARKER.fullmatch(bare) or heading_kind(bare) is not None:
+        return f"- {bare}"
+    return line
 
 
 def to_markdown(memories: Sequence[Exported]) -> str:
