@@ -91,7 +91,9 @@ class RecallSettings(_Section):
     top_k: int = Field(20, ge=1, le=10_000)
     # An entry is a hit only if a relevance route found it: a keyword or lexical match, or a
     # cosine similarity of at least this. -1 turns the floor off (every entry ranks, upstream).
-    min_similarity: float = Field(0.35, ge=-1, le=1)
+    # Unset: the embedder's own (0.35 for an endpoint's model; 0.15 for the local model, whose
+    # averaged word vectors score lower for the same closeness).
+    min_similarity: float | None = Field(None, ge=-1, le=1)
     # … and it must stand out from the rest: at least the mean similarity of all entries plus
     # this many standard deviations (an embedding model's similarities are rarely low).
     similarity_spread: float = Field(1.0, ge=0, le=10)
@@ -102,9 +104,16 @@ class RecallSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    provider: Literal["openai", "mock"] | None = None
+    # "local": vectors that ship in a wheel (the `local` extra), no server, no key, no download;
+    # "openai": any OpenAI-compatible /embeddings endpoint; "fastembed": an ONNX model run in
+    # this process (the `fastembed` extra), downloaded once; "mock": meaningless, for tests.
+    provider: Literal["local", "openai", "fastembed", "mock"] | None = None
     base_url: str | None = None
-    model: str | None = None
+    model: str | None = None  # fastembed: one of its models (unset: BAAI/bge-small-en-v1.5)
+    # fastembed: a folder holding the model's files (onnx/model.onnx, tokenizer.json, …), read
+    # instead of downloading; and where downloads are kept (unset: fastembed's own cache).
+    model_path: str | None = None
+    cache_dir: str | None = None
     api_key_env: str | None = None
     batch_size: int = Field(64, ge=1, le=2048)
     timeout_seconds: float = Field(30.0, gt=0)

@@ -13,6 +13,8 @@ EXTRAS = {
     "server": ("fastapi", "uvicorn", "starlette", "h11", "swagger_ui_bundle"),
     "web": ("textual_serve", "aiohttp"),
     "postgres": ("psycopg", "psycopg_pool"),
+    "local": ("wordllama", "tokenizers", "safetensors"),
+    "fastembed": ("fastembed", "onnxruntime", "loguru"),
 }
 
 
@@ -45,11 +47,16 @@ def _checkout() -> Path | None:
     return here if (here / "pyproject.toml").exists() else None
 
 
+def missing(extra: str) -> list[str]:
+    """The packages of `extra` that are not installed (found without importing them)."""
+    return [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
+
+
 def require(extra: str, what: str) -> None:
     """MissingExtra, naming the install command, unless the extra's packages are there."""
-    missing = [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
-    if missing:
+    absent = missing(extra)
+    if absent:
         raise MissingExtra(
-            f"{what} needs the {extra} extra ({', '.join(missing)} not installed): "
+            f"{what} needs the {extra} extra ({', '.join(absent)} not installed): "
             f"{install_command(extra)}."
         )

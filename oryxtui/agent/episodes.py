@@ -11,7 +11,7 @@ first saw it finished: the moment it was stored, for the loop's own turns."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -94,16 +94,25 @@ class EpisodeStore:
         db: Path | Conversations,
         clock: Any = datetime.now,
         embedder: Embedder | None = None,
-        min_similarity: float = 0.35,
+        min_similarity: float | None = None,  # None: the embedder's own floor
+        make_embedder: Callable[[], Embedder | None] | None = None,
     ) -> None:
         self.database: Conversations = database.Database(db) if isinstance(db, Path) else db
         self.clock = clock
-        self.embedder = embedder  # meaning as a second route, when one is configured
+        self._embedder = embedder  # meaning as a second route, when one is configured
+        # … or made when a search first needs it
+        self._make_embedder: Callable[[], Embedder | None] | None = make_embedder
         self.min_similarity = min_similarity
         self._seen: dict[str, object] = {}  # session id → last_active_at when last indexed
         self._indexes: dict[str, tuple[int, LexicalIndex, list[tuple[int, Episode]]]] = {}
         self._vectors: dict[tuple[str, str], dict[int, Any]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        if self._make_embedder is not None:
+            self._embedder, self._make_embedder = self._make_embedder(), None
+        return self._embedder
 
     # Indexing ---------------------------------------------------------------------------------
 
@@ -349,7 +358,7 @@ class EpisodeStore:
         import numpy as np
 
         from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import usable
+        from oryxtui.memory.recall.embedders import similarity_floor, usable
 
         embedder = self.embedder
         assert embedder is not None
@@ -374,7 +383,7 @@ class EpisodeStore:
         question = np.asarray(asked, dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(question) or 1.0)
         similarity = matrix @ question / np.where(norms == 0, 1.0, norms)
-        close = np.flatnonzero(similarity >= self.min_similarity)
+        close = np.flatnonzero(similarity >= similarity_floor(self.min_similarity, self.embedder))
         order = close[np.argsort(-similarity[close], kind="stable")]
         return np.asarray(have, dtype=np.int64)[order]
 
@@ -385,7 +394,7 @@ class EpisodeStore:
         import numpy as np
 
         from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import usable
+        from oryxtui.memory.recall.embedders import similarity_floor, usable
         from oryxtui.memory.recall.pgvector import vector_text
 
         embedder = self.embedder
@@ -420,7 +429,7 @@ class EpisodeStore:
                             dim,
                             ids,
                             vector_text(asked),
-                            self.min_similarity,
+                            similarity_floor(self.min_similarity, embedder),
                             vector_text(asked),
                         ),
                     )
@@ -515,10 +524,14 @@ def _bound(value: str | None, end: bool) -> str | None:
 def episode_store(
     db: Path | Conversations, settings: Settings, clock: Any = datetime.now
 ) -> EpisodeStore:
-    """The store as configured: with the embedder of `[embedding]`, if there is one."""
-    embedder = None
-    if settings.embedding.provider:  # NumPy and the SDK load only when meaning is asked for
+    """The store as configured: with the embedder of `[embedding]`, if there is one, made
+    when a search first asks for meaning (listing sessions loads no NumPy, SDK or model)."""
+
+    def make() -> Embedder | None:
+        if not settings.embedding.provider:
+            return None
         from oryxtui.memory.recall.embedders import create_embedder
 
-        embedder = create_embedder(settings.embedding)
-    return EpisodeStore(db, clock, embedder, settings.memory.recall.min_similarity)
+        return create_embedder(settings.embedding)
+
+    return EpisodeStore(db, clock, None, settings.memory.recall.min_similarity, make)

@@ -159,9 +159,10 @@ def test_the_database_s_nearest_candidates_are_not_held_to_a_spread(
 
     from oryxtui.memory.recall.fusion import Route
 
-    nearest = Route("semantic", 1.0, np.arange(5), np.array([0.95, 0.5, 0.45, 0.4, 0.4]))
+    scores = np.array([0.95, 0.5, 0.45, 0.4, 0.4, 0.4, 0.38, 0.37, 0.36, 0.36])
+    nearest = Route("semantic", 1.0, np.arange(10), scores)
     shared = MemoryService.open(workspace, shared_settings(database_url), Clock()).engine
     local = MemoryService.open(workspace, settings_for("sqlite"), Clock()).engine
     assert shared is not None and local is not None
-    assert shared._relevant(nearest).tolist() == [0, 1, 2, 3, 4]  # all over min_similarity
+    assert shared._relevant(nearest).tolist() == list(range(10))  # all over min_similarity
     assert local._relevant(nearest).tolist() == [0]  # only the 0.95 stands out of the rest

@@ -1,5 +1,7 @@
 """Embedders: text to vectors. An OpenAI-compatible `/embeddings` endpoint through the official
-SDK, and upstream's deterministic `mock` (meaningless, for tests and demos).
+SDK; `local`, static word vectors that ship inside a wheel (no server, no key, no download);
+`fastembed`, an ONNX model run in this process (downloaded once, or read from a folder); and
+upstream's deterministic `mock` (meaningless, for tests and demos).
 
 A vector is a float32 NumPy array; `model_id` is upstream's `provider/model`, stored with every
 vector so that vectors of different models are never compared."""
@@ -10,8 +12,10 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -21,6 +25,12 @@ if TYPE_CHECKING:
     from oryxtui.config import EmbeddingSettings
 
 Vector = np.ndarray
+T = TypeVar("T")
+
+
+# The cosine similarity from which an entry counts as close, unless the embedder says its own
+# or `[memory.recall] min_similarity` is set.
+SIMILARITY_FLOOR = 0.35
 
 
 class Embedder(Protocol):
@@ -42,6 +52,13 @@ PREFIXES: tuple[tuple[str, str, str], ...] = (
     ("mxbai-embed", "Represent this sentence for searching relevant passages: ", ""),
     ("snowflake-arctic-embed", "Represent this sentence for searching relevant passages: ", ""),
 )
+
+
+def similarity_floor(setting: float | None, embedder: object | None) -> float:
+    """The floor a similarity must reach: the setting, else the embedder's own."""
+    if setting is not None:
+        return setting
+    return float(getattr(embedder, "similarity_floor", SIMILARITY_FLOOR))
 
 
 def prefixes_for(model: str) -> tuple[str, str]:
@@ -185,6 +202,165 @@ class OpenAIEmbedder:
         return usable(vectors, where)
 
 
+FASTEMBED_MODEL = "BAAI/bge-small-en-v1.5"  # fastembed's own default
+LOCAL_MODEL = "wordllama-l2-supercat-256"
+LOCAL_PACKAGE = "wordllama"
+LOCAL_FILES = (
+    "weights/l2_supercat_256.safetensors",
+    "tokenizers/l2_supercat_tokenizer_config.json",
+)
+
+
+class LocalEmbedder:
+    """WordLlama's `l2_supercat` vectors (MIT; 256 numbers per token of Llama 2's vocabulary,
+    trained from its input embeddings), read from the files its wheel ships: a text's vector is
+    the mean of its tokens' vectors. No network, no model server: 10,000 entries in about a
+    second on two cores. The files are read directly, on first use (about 0.4 s) — the
+    package's own loader looks for the tokenizer in the wrong folder, falls back to a
+    download, and configures logging on import."""
+
+    meaningless = False
+    model_id = f"local/{LOCAL_MODEL}"
+    batch_size = 512
+    recall_index_limit = 5_000  # embedded in about half a second: a recall need not wait
+    similarity_floor = 0.15  # averaged word vectors: unrelated texts mostly score 0.0–0.1
+
+    def __init__(self) -> None:
+        from oryxtui.extras import require
+
+        require("local", 'embedding provider "local"')
+        self._model = Once(_load_local)
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
+        """The mean token vector of each text, normalised (queries and passages alike)."""
+        table, tokenizer = self._model()
+        vectors: list[Vector] = []
+        last = len(table) - 1
+        for encoding in tokenizer.encode_batch(list(texts), add_special_tokens=False):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            ids = ids[(ids >= 0) & (ids <= last)]
+            vector = table[ids].mean(axis=0) if len(ids) else np.zeros(table.shape[1])
+            norm = float(np.linalg.norm(vector))
+            # A text without a token gets a fixed unit vector: finite, and near nothing.
+            unit = vector / norm if norm > 0 else _unit(table.shape[1])
+            vectors.append(unit.astype(np.float32))
+        return vectors
+
+
+class Once(Generic[T]):
+    """A model loaded on first use, by one thread (the others wait for it); a failure is not
+    kept, so the next use tries again."""
+
+    def __init__(self, load: Callable[[], T]) -> None:
+        self._load = load
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._load()
+            return self._value
+
+
+class FastEmbedEmbedder:
+    """A model run by fastembed (ONNX Runtime, in this process): one of fastembed's models,
+    downloaded once into its cache, or read from `model_path` (a folder holding it) with no
+    download at all. Queries and passages get the family's prefixes, as an endpoint's do."""
+
+    meaningless = False
+
+    def __init__(
+        self,
+        model: str,
+        model_path: str | None,
+        cache_dir: str | None,
+        prefixes: tuple[str, str] = ("", ""),
+    ) -> None:
+        from oryxtui.extras import require
+
+        require("fastembed", 'embedding provider "fastembed"')
+        self.model, self.model_path, self.cache_dir = model, model_path, cache_dir
+        self.query_prefix, self.passage_prefix = prefixes
+        suffix = f"#{self.passage_prefix.strip()}" if self.passage_prefix.strip() else ""
+        self.model_id = f"fastembed/{model}{suffix}"[:128]
+        self._model = Once(self._load)
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
+        prefix = self.query_prefix if kind == "query" else self.passage_prefix
+        model = self._model()
+        try:
+            vectors = [
+                np.asarray(v, dtype=np.float32) for v in model.embed([prefix + t for t in texts])
+            ]
+        except Exception as exc:  # what ONNX Runtime raises is its own
+            raise EmbedderError(
+                f"fastembed failed to embed with {self.model} ({_first_line(exc)})."
+            ) from None
+        return usable(vectors, f"fastembed's {self.model}")
+
+    def _load(self) -> Any:
+        from fastembed import TextEmbedding
+        from loguru import logger
+
+        logger.disable("fastembed")  # its log lines would draw over the dashboard
+        options: dict[str, Any] = {"cache_dir": self.cache_dir}
+        if self.model_path:
+            options["specific_model_path"] = str(Path(self.model_path).expanduser())
+        try:
+            return TextEmbedding(self.model, **options)
+        except Exception as exc:  # unknown model, no network, a damaged or missing file
+            where = (
+                f"from {self.model_path}"
+                if self.model_path
+                else "(downloaded once into fastembed's cache: check the network, or set "
+                "embedding.model_path to a folder holding it)"
+            )
+            raise EmbedderError(
+                f"fastembed cannot load model {self.model!r} {where}: {_first_line(exc)}."
+            ) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def _load_local() -> tuple[np.ndarray, Any]:
+    """The vector table and the tokenizer of the `local` model, from the package's folder
+    (found without running its code); EmbedderError when a file is missing or damaged."""
+    import importlib.util
+
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    spec = importlib.util.find_spec(LOCAL_PACKAGE)
+    folder = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else Path()
+    weights, tokenizer_file = (folder / name for name in LOCAL_FILES)
+    try:
+        table = np.ascontiguousarray(load_file(str(weights))["embedding.weight"], np.float32)
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    except Exception as exc:  # missing, cut or foreign: each library raises its own error
+        raise EmbedderError(
+            f"The local embedding model in {folder} cannot be read ({type(exc).__name__}); "
+            f"reinstall it: pip install --force-reinstall {LOCAL_PACKAGE}."
+        ) from None
+    if table.ndim != 2 or not table.shape[0] or not np.isfinite(table).all():
+        raise EmbedderError(
+            f"The local embedding model in {folder} is damaged; reinstall it: "
+            f"pip install --force-reinstall {LOCAL_PACKAGE}."
+        )
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return table, tokenizer
+
+
+def _unit(size: int) -> Vector:
+    vector = np.zeros(size, dtype=np.float32)
+    vector[0] = 1.0
+    return vector
+
+
 def create_embedder(
     settings: EmbeddingSettings, environ: os._Environ[str] | dict[str, str] = os.environ
 ) -> Embedder | None:
@@ -193,18 +369,29 @@ def create_embedder(
         return None
     if settings.provider == "mock":
         return MockEmbedder()
+    if settings.provider == "local":
+        return LocalEmbedder()
+    if settings.provider == "fastembed":
+        model = settings.model or FASTEMBED_MODEL
+        return FastEmbedEmbedder(
+            model, settings.model_path, settings.cache_dir, _prefixes(settings, model)
+        )
     assert settings.base_url and settings.model  # the settings check it
     key = environ.get(settings.api_key_env) if settings.api_key_env else None
-    query, passage = prefixes_for(settings.model)
-    prefixes = (
-        query if settings.query_prefix is None else settings.query_prefix,
-        passage if settings.passage_prefix is None else settings.passage_prefix,
-    )
     return OpenAIEmbedder(
         settings.base_url,
         settings.model,
         key,
         settings.batch_size,
         settings.timeout_seconds,
-        prefixes,
+        _prefixes(settings, settings.model),
+    )
+
+
+def _prefixes(settings: EmbeddingSettings, model: str) -> tuple[str, str]:
+    """The query and passage prefixes: the settings', else the model family's."""
+    query, passage = prefixes_for(model)
+    return (
+        query if settings.query_prefix is None else settings.query_prefix,
+        passage if settings.passage_prefix is None else settings.passage_prefix,
     )

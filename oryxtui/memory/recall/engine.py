@@ -23,7 +23,7 @@ import numpy as np
 from oryxtui import notices
 from oryxtui.errors import DatabaseError, EmbedderError
 from oryxtui.memory.format import TIME_FORMAT, RecallIndex
-from oryxtui.memory.recall.embedders import Embedder, usable
+from oryxtui.memory.recall.embedders import Embedder, similarity_floor, usable
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.pgvector import CANDIDATES, PgVectorTable
@@ -47,9 +47,12 @@ from oryxtui.memory.store import Rankable
 if TYPE_CHECKING:
     from oryxtui.config import RecallSettings
 
-# A recall embeds at most this many entries that are not indexed yet (newest first); the rest
-# wait for the indexer (the dashboard, `serve`, `oryxtui memory index`).
+# A recall embeds at most this many entries that are not indexed yet (newest first), or what
+# the embedder says it embeds in a moment (`recall_index_limit`: the local model, 5,000); the
+# rest wait for the indexer (the dashboard, `serve`, `oryxtui memory index`).
 RECALL_INDEX_LIMIT = 64
+# The similarity spread is measured over at least this many entries (below, the floor alone).
+SPREAD_SAMPLE = 10
 # Below this many matrix cells, similarities are computed in double precision as upstream does;
 # above, in single precision (5x faster; only near-ties can order differently).
 EXACT_CELLS = 8_000_000
@@ -216,7 +219,7 @@ class RecallEngine:
         ]
         chosen = [route for route in routes if route is not None]
         eligible: np.ndarray | None = None  # upstream: every entry may rank
-        if not upstream and self.settings.min_similarity > -1:
+        if not upstream and self._floor() > -1:
             eligible = np.zeros(prepared.size, dtype=bool)
             for found in (keyword_ids, self._strong(lexical_ids, lexical_scores), similar):
                 if len(found):
@@ -249,14 +252,19 @@ class RecallEngine:
         scores = route.scores
         if scores is None or not len(scores):
             return np.zeros(0, dtype=np.int64)
-        floor = self.settings.min_similarity
+        floor = self._floor()
         # pgvector answers only the nearest candidates: they are no sample of the rest, and
         # a spread measured over them would leave out all but the very nearest.
         every_entry = not isinstance(self.table, PgVectorTable)
-        if self.settings.profile != "upstream" and every_entry and len(scores) > 1:
+        # A handful of entries is no sample to stand out from (of two, the nearer one is exactly
+        # one deviation above their mean): there, the floor alone decides.
+        if self.settings.profile != "upstream" and every_entry and len(scores) >= SPREAD_SAMPLE:
             spread = self.settings.similarity_spread * float(scores.std())
             floor = max(floor, float(scores.mean()) + spread)
         return route.ids[scores >= floor]
+
+    def _floor(self) -> float:
+        return similarity_floor(self.settings.min_similarity, self.embedder)
 
     def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
         """Upstream's substring match over whole entry texts, newest first (a line written
@@ -270,7 +278,8 @@ class RecallEngine:
         vector = self._query_vector(query)
         # A locked database: recall goes on with the vectors there are; the indexer retries.
         with contextlib.suppress(DatabaseError):
-            self._index_some(key, prepared, RECALL_INDEX_LIMIT)
+            limit = getattr(self.embedder, "recall_index_limit", RECALL_INDEX_LIMIT)
+            self._index_some(key, prepared, max(RECALL_INDEX_LIMIT, int(limit)))
         if isinstance(self.table, PgVectorTable):
             return self._nearest_route(key, prepared, vector)
         matrix = self._matrix(key)

@@ -1,0 +1,122 @@
+"""Embedding provider "local": vectors that ship in a wheel (the `local` extra), read without a
+server, a key or a download; a missing extra or a damaged model is one sentence."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from oryxtui.config import Settings
+from oryxtui.errors import EmbedderError, MissingExtra
+from oryxtui.memory import MemoryService
+from oryxtui.memory.recall import embedders
+from oryxtui.memory.recall.embedders import LocalEmbedder, create_embedder
+from oryxtui.workspace import Workspace
+
+LOCAL = Settings.model_validate({"embedding": {"provider": "local"}})
+
+
+def test_vectors_mean_something_and_are_unit_length() -> None:
+    embedder = create_embedder(LOCAL.embedding)
+    assert isinstance(embedder, LocalEmbedder) and not embedder.meaningless
+    ship, deploy, pie, empty = embedder.embed(
+        [
+            "When can we ship the release?",
+            "The deploy window is Thursday afternoon.",
+            "My grandmother bakes apple pie every Sunday.",
+            "",
+        ],
+        "query",
+    )
+    for vector in (ship, deploy, pie, empty):
+        assert vector.shape == (256,) and vector.dtype == np.float32
+        assert np.isclose(float(np.linalg.norm(vector)), 1.0, atol=1e-5)
+    assert float(ship @ deploy) > float(ship @ pie) + 0.1
+
+
+def test_it_loads_offline_and_never_runs_the_packages_code(tmp_path) -> None:
+    """No network (proxies pointing nowhere, the hub told to stay offline, an empty cache) and
+    the package's own loader, which downloads and configures logging, never imported."""
+    script = (
+        "import sys\n"
+        "from oryxtui.memory.recall.embedders import LocalEmbedder\n"
+        "(v,) = LocalEmbedder().embed(['offline'])\n"
+        "assert 'wordllama' not in sys.modules, sorted(sys.modules)\n"
+        "print(len(v))\n"
+    )
+    environ = os.environ | {
+        "HF_HUB_OFFLINE": "1",
+        "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=environ, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "256"
+    assert not list((tmp_path).rglob("*.json")), "nothing is cached or downloaded"
+
+
+def test_a_damaged_model_is_one_sentence_and_recall_goes_on(
+    monkeypatch: pytest.MonkeyPatch, workspace: Workspace
+) -> None:
+    monkeypatch.setattr(embedders, "LOCAL_FILES", ("weights/gone.safetensors", "x.json"))
+    with pytest.raises(EmbedderError, match=r"cannot be read .*pip install --force-reinstall"):
+        LocalEmbedder().embed(["anything"])
+    service = MemoryService.open(workspace, LOCAL)
+    service.save("ops", "The deploy window is Thursday afternoon.", "archival")
+    found = service.recall("ops", "deploy window")  # the words still find it
+    assert [e.content for e in found.entries] == ["The deploy window is Thursday afternoon."]
+    assert found.semantic == "failed" and "cannot be read" in (found.problem or "")
+
+
+def test_without_the_extra_the_provider_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from oryxtui import extras
+
+    monkeypatch.setitem(extras.EXTRAS, "local", ("no_such_package_for_oryxtui",))
+    with pytest.raises(MissingExtra, match=r"the local extra .* pip install '.*\[local\]'"):
+        create_embedder(LOCAL.embedding)
+
+
+def test_a_whole_agent_is_indexed_and_found_by_meaning(workspace: Workspace) -> None:
+    # The time is part of the line that is embedded (as upstream embeds it): held still.
+    service = MemoryService.open(workspace, LOCAL, lambda: datetime(2026, 12, 4, 18, 32))
+    for text in [
+        "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
+        "Ravi leads Team Falcon.",
+        "My grandmother bakes apple pie every Sunday.",
+    ]:
+        service.save("ops", text, "archival")
+    status = service.sync_index("ops")
+    assert status is not None and status.pending == 0 and status.indexed == 3
+    found = service.recall("ops", "what days can we release to production?")  # no word shared
+    assert found.semantic == "used"
+    assert [e.content for e in found.entries] == [
+        "Deploy window is Tuesdays and Thursdays 14:00-16:00."
+    ]
+    assert service.recall("ops", "what is my aunt's favourite film?").entries == []
+
+
+def test_a_handful_of_entries_is_held_to_the_floor_alone(workspace: Workspace) -> None:
+    """Of a few scores the nearer ones are barely above their mean (of two, exactly one
+    deviation: rounding would decide): below ten entries, the floor alone decides; from ten,
+    an entry must also stand out."""
+    from oryxtui.memory.recall.fusion import Route
+
+    engine = MemoryService.open(
+        workspace, Settings.model_validate({"embedding": {"provider": "mock"}})
+    ).engine
+    assert engine is not None
+    few = Route("semantic", 1.0, np.arange(3), np.array([0.6, 0.55, 0.1]))
+    assert engine._relevant(few).tolist() == [0, 1]  # both over 0.35
+    many = Route("semantic", 1.0, np.arange(10), np.array([0.9, 0.55, *[0.4] * 8]))
+    assert engine._relevant(many).tolist() == [0]  # over the floor, and standing out
