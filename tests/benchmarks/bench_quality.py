@@ -1,7 +1,7 @@
 """Recall quality on conversational memory. Prints JSON.
 
-Run: python tests/benchmarks/bench_quality.py [--data locomo10.json] [--embedding-url URL
-     --embedding-model NAME] [--k 10]
+Run: python tests/benchmarks/bench_quality.py [--data locomo10.json] [--local | --embedding-url
+     URL --embedding-model NAME]
 
 Each dialogue turn of a conversation becomes one archival entry of that conversation's agent
 (`Speaker: text`, stamped with its session's time); each question is asked as `recall` is
@@ -136,13 +136,18 @@ def main() -> None:
     parser.add_argument("--data")
     parser.add_argument("--embedding-url")
     parser.add_argument("--embedding-model")
+    parser.add_argument("--local", action="store_true", help='embedding provider "local"')
     options = parser.parse_args()
     samples = load(options.data)
-    embedding = (
-        {"provider": "openai", "base_url": options.embedding_url, "model": options.embedding_model}
-        if options.embedding_url
-        else None
-    )
+    embedding: dict[str, Any] | None = None
+    if options.local:
+        embedding = {"provider": "local"}
+    elif options.embedding_url:
+        embedding = {
+            "provider": "openai",
+            "base_url": options.embedding_url,
+            "model": options.embedding_model,
+        }
     systems: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
         "oryxtui keyword mode (upstream's substring rule)": ({"mode": "keyword"}, None),
         "oryxtui lexical route alone": (
@@ -182,7 +187,9 @@ def main() -> None:
             ids_of: dict[str, set[str]] = {}
             for dia, _, text in turns:
                 ids_of.setdefault(text, set()).add(dia)
-            texts = [text for _, _, text in turns]
+            # The baselines rank each distinct text once, as the engine does: a line said ten
+            # times ("Thanks!") must not fill their top ten where the engine shows it once.
+            texts = list(ids_of)
             bm25 = BM25Okapi([tokenize_plain(t) or [""] for t in texts])
             for service in services.values():
                 if service.engine is not None and service.engine.embedder is not None:
@@ -204,13 +211,13 @@ def main() -> None:
                     results[name].add(ranked, evidence, shares)
                 scores = bm25.get_scores(tokenize_plain(question) or [""])
                 order = [i for i in np.argsort(-scores, kind="stable")[:K] if scores[i] > 0]
-                results["plain BM25"].add([{turns[i][0]} for i in order], evidence, shares)
+                results["plain BM25"].add([ids_of[texts[i]] for i in order], evidence, shares)
                 if vectors is not None and embedder is not None:
                     (query,) = embedder.embed([question], "query")
                     similarity = vectors @ (query / np.linalg.norm(query))
                     top = np.argsort(-similarity, kind="stable")[:K]
                     results["plain dense cosine"].add(
-                        [{turns[i][0]} for i in top], evidence, shares
+                        [ids_of[texts[i]] for i in top], evidence, shares
                     )
     report = {
         "data": options.data or "self-made fixture (tests/benchmarks/quality_fixture.py)",
