@@ -106,12 +106,14 @@ def test_recall_across_every_agent_from_the_cli(tmp_path: Path) -> None:
     run_oryxtui("memory", "save", "--root", root, "--agent", "atlas", "deploy papers on Friday")
     text = run_oryxtui("memory", "recall", "--root", root, "--all", "deploy")
     assert text.returncode == 0
+    # The agents whose entries hold the word; the demo's small local model may add a weaker
+    # hit by meaning from another agent (its scores move with the entries' times).
     owners = {line.split(":")[0] for line in text.stdout.splitlines()}
-    assert owners == {"atlas", "ops-bot"}
+    assert {"atlas", "ops-bot"} <= owners
     found = json.loads(
         run_oryxtui("memory", "recall", "--root", root, "--all", "deploy", "--json").stdout
     )
-    assert {hit["agent"] for hit in found["hits"]} == {"atlas", "ops-bot"}
+    assert {"atlas", "ops-bot"} <= {hit["agent"] for hit in found["hits"]}
     assert len(found["hits"]) <= 20  # the best top_k of all of them
 
 
