@@ -181,6 +181,11 @@ class MemorySettings(_Section):
     # "sqlite" is upstream's name for memory in `memory_entries` of the configured database
     # (the workspace's oryxos.db, or [database] url); "database" says the same more plainly.
     backend: Literal["markdown", "sqlite", "database", "mem0"] = "markdown"
+    # The memory block of the table backends: "markdown" (`- [time] content` lines, the newest
+    # whole entries within archival_max_chars, as from MEMORY.md files), "rows" (upstream's
+    # sqlite block: `- content`, the newest 100 rows), or "auto": markdown on a shared
+    # database ([database] url), rows in oryxos.db, where upstream's agents may read the rows.
+    block: Literal["auto", "markdown", "rows"] = "auto"
     archival_max_chars: int = Field(DEFAULT_ARCHIVAL_MAX_CHARS, ge=0)
     # The longest entry a save accepts (after flattening to one line).
     max_entry_chars: int = Field(DEFAULT_MAX_ENTRY_CHARS, ge=1)

@@ -14,18 +14,20 @@ from tests.mem0_server import Mem0Server
 from tests.support import fixed_clock, make_agent
 
 
-@pytest.fixture(params=["markdown", "sqlite", "postgres", "mem0"])
+@pytest.fixture(params=["markdown", "sqlite", "postgres", "postgres-rows", "mem0"])
 def memory(request: pytest.FixtureRequest, workspace: Workspace) -> Iterator[MemoryService]:
     make_agent(workspace, "alpha")
     make_agent(workspace, "beta")
     # The stores' own recall is the contract here: upstream's keyword rule (ranked recall
     # is the engine's, tested in test_recall).
     keyword = RecallSettings(mode="keyword")
-    if request.param == "postgres":
+    if request.param.startswith("postgres"):
         url = request.getfixturevalue("database_url")
         settings = Settings(database=DatabaseSettings(url=url))
         settings.memory.backend = "sqlite"  # upstream's name: memory_entries of the database
         settings.memory.recall = keyword
+        # The shared database gives the MEMORY.md block by default; upstream's rows if asked.
+        settings.memory.block = "rows" if request.param == "postgres-rows" else "auto"
         yield MemoryService.open(workspace, settings, clock=fixed_clock)
         return
     if request.param != "mem0":
@@ -67,7 +69,7 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
     assert "core fact one " + "x" * 3000 in context
     assert "core fact two " + "y" * 3000 in context
     archival_part = context.split(ARCHIVAL_HEADER + "\n", 1)[1]
-    if memory.backend in TABLES:  # upstream's sqlite block: the newest 100 rows
+    if not memory.store.windowed:  # upstream's sqlite block: the newest 100 rows
         assert archival_part.count("\n") == 99
     else:
         assert len(archival_part) <= 4000
@@ -85,8 +87,9 @@ def test_core_is_never_truncated_and_the_window_holds_the_newest(memory: MemoryS
 def test_load_is_exactly_the_upstream_shape(memory: MemoryService) -> None:
     memory.save("alpha", "likes tea", "core")
     memory.save("alpha", "asked about tea", "archival")
-    # Upstream's sqlite store renders its rows as `- content`, without their time.
-    stamp = "" if memory.backend in TABLES else "[2026-07-22 09:30:00] "
+    # Upstream's sqlite store renders its rows as `- content`, without their time (oryxos.db,
+    # and a shared database with `[memory] block = "rows"`).
+    stamp = "" if not memory.store.windowed else "[2026-07-22 09:30:00] "
     assert memory.build_context("alpha") == (
         f"{CORE_HEADER}\n- {stamp}likes tea\n{ARCHIVAL_HEADER}\n- {stamp}asked about tea"
     )

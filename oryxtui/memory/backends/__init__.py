@@ -14,6 +14,18 @@ from oryxtui.memory.store import LongTermMemoryStore
 from oryxtui.workspace import Workspace
 
 
+def block_rendering(settings: Settings, shared: bool | None = None) -> str:
+    """How a table backend renders the memory block: `[memory] block`, or by default the
+    MEMORY.md block on a shared database (what agents moved there from files saw) and
+    upstream's rows in oryxos.db (what upstream's sqlite backend injects on the same rows).
+    `shared`: on a shared database or not (default: whether `[database] url` is set)."""
+    block = settings.memory.block
+    if block != "auto":
+        return block
+    on_shared = bool(settings.database.url) if shared is None else shared
+    return "markdown" if on_shared else "rows"
+
+
 def create_store(
     workspace: Workspace, settings: Settings, clock: Clock = datetime.now
 ) -> LongTermMemoryStore:
@@ -29,11 +41,13 @@ def create_store(
 
         database = shared(settings.database)
         database.check_schema()
-        return PostgresMemoryStore(database, clock=clock)
+        return PostgresMemoryStore(database, clock, block_rendering(settings, shared=True))
     if memory.backend in ("sqlite", "database"):
         from oryxtui.memory.backends.sqlite import SqliteMemoryStore
 
-        return SqliteMemoryStore(workspace, clock=clock)
+        return SqliteMemoryStore(
+            workspace, clock=clock, block=block_rendering(settings, shared=False)
+        )
     if memory.backend == "mem0":
         from oryxtui.memory.backends.mem0 import Mem0MemoryStore
 

@@ -33,7 +33,9 @@ class SqliteMemoryStore(TableStore):
         workspace: Workspace,
         lock_timeout: float = 15.0,
         clock: Clock = datetime.now,
+        block: str = "rows",
     ) -> None:
+        self.windowed = block == "markdown"
         self.workspace = workspace
         self.database = database.Database(workspace.db_path)
         self.lock_timeout = lock_timeout

@@ -43,7 +43,10 @@ class TableStore:
     """Rows of `memory_entries`, one agent's by `agent_name`. SQL is written with `?`
     placeholders; a backend whose driver wants others rewrites them in `_query`."""
 
-    windowed = False  # upstream injects the newest 100 rows, whatever their length
+    # The memory block: upstream's rows (`- content`, the newest 100 archival rows, whatever
+    # their length) or, windowed, the MEMORY.md block (`- [time] content`, the newest whole
+    # entries within `archival_max_chars`) — what the agents of a workspace moved here saw.
+    windowed = False
     ranked = False
     # How a row's content is matched case-insensitively (the pattern is the second `?`).
     contains = "unicode_lower(content) LIKE ? ESCAPE '\\'"
@@ -118,28 +121,29 @@ class TableStore:
     def read(
         self, agent: str | None, newest_bytes: int | None = None, above_bytes: int | None = None
     ) -> MemoryRead:
-        """Every row; the block is upstream's: `- content` lines, the newest 100 archival."""
+        """Every row, and the block its rendering makes of them (see `windowed`)."""
         core = self._rows(agent, Scope.CORE)
         archival = self._rows(agent, Scope.ARCHIVAL)
-        return MemoryRead(
-            core=EntrySequence([row_line(*row) for row in core], Scope.CORE),
-            archival=EntrySequence([row_line(*row) for row in archival], Scope.ARCHIVAL),
-            core_block=Section([block_line(content) for _, content in core]),
-            archival_block=Section(
-                [block_line(content) for _, content in archival[-ARCHIVAL_LOAD_ROWS:]]
-            ),
+        return self.memory_read(
+            {
+                Scope.CORE: [row_line(*row) for row in core],
+                Scope.ARCHIVAL: [row_line(*row) for row in archival],
+            }
         )
 
     def memory_read(self, lines: Lines) -> MemoryRead:
-        """A read of a memory that held `lines` (an earlier one, from the history)."""
+        """A read of a memory that holds `lines` (now, or earlier, from the history)."""
         core = EntrySequence(lines[Scope.CORE], Scope.CORE)
         archival = EntrySequence(lines[Scope.ARCHIVAL], Scope.ARCHIVAL)
-        return MemoryRead(
-            core=core,
-            archival=archival,
-            core_block=Section([block_line(e.content) for e in core]),
-            archival_block=Section([block_line(e.content) for e in archival[-ARCHIVAL_LOAD_ROWS:]]),
-        )
+        if self.windowed:  # the MEMORY.md block: the lines as a file holds them
+            core_block = Section([e.line for e in core])
+            archival_block = Section([e.line for e in archival])
+        else:
+            core_block = Section([block_line(e.content) for e in core])
+            archival_block = Section(
+                [block_line(e.content) for e in archival[-ARCHIVAL_LOAD_ROWS:]]
+            )
+        return MemoryRead(core, archival, core_block, archival_block)
 
     def search(self, agent: str | None, keyword: str) -> list[MemoryEntry]:
         """Rows whose content holds `keyword`, case-insensitively, oldest first: upstream's

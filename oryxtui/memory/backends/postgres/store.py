@@ -45,7 +45,10 @@ class PostgresMemoryStore(TableStore):
     watch = Watch.NOTIFY
     contains = "lower(content) LIKE lower(?) ESCAPE '\\'"
 
-    def __init__(self, database: Postgres, clock: Clock = datetime.now) -> None:
+    def __init__(
+        self, database: Postgres, clock: Clock = datetime.now, block: str = "markdown"
+    ) -> None:
+        self.windowed = block == "markdown"
         self.database = database
         self.history = TableHistory(clock)
         self.where = database.shown  # what messages name as the place of the memory
