@@ -102,6 +102,31 @@ async def test_an_agent_new_to_the_database_joins_the_sidebar(
         await wait_for(pilot, lambda: "builder" in agents.order)
 
 
+async def test_agents_only_the_database_knows_are_listed_from_the_start(
+    request: pytest.FixtureRequest, workspace: Workspace, tmp_path: Path
+) -> None:
+    """Host A made `builder` (a folder there, memory in the database); host B has no folder
+    for it: B's sidebar and palette offer it from the first moment, as `agents list` does."""
+    from oryxtui.tui.commands import dashboard_commands
+    from oryxtui.tui.widgets.agent_list import AgentList
+
+    settings = shared(request)
+    make_agent(workspace, "alpha")
+    elsewhere = init_workspace(tmp_path / "elsewhere")
+    make_agent(elsewhere, "builder")
+    MemoryService.open(elsewhere, settings).save("builder", "made on host A", "archival")
+    app = make_app(workspace, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        agents = app.query_one(AgentList)
+        await wait_for(pilot, lambda: "builder" in agents.order)
+        offered = [title for title, _, _ in dashboard_commands(app.screen)]
+        assert "Show builder" in offered
+        app.screen.show_agent("builder")
+        await wait_for(pilot, lambda: loaded(app, "builder"))
+        assert archival_pane(app).view.row_count == 1
+
+
 async def test_a_turn_on_another_host_appears_in_the_open_sessions_view(
     request: pytest.FixtureRequest, workspace: Workspace, tmp_path: Path
 ) -> None:

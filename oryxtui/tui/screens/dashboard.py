@@ -170,6 +170,8 @@ class DashboardScreen(Screen[None]):
             return
         # The first frame already shows the first agent: see `_load`.
         self._agents_listed(AgentsListed(self.workspace.list_agents()))
+        if self.service.watch is Watch.NOTIFY:
+            self._list_agents()  # and then those only the shared database has memory of
 
     @property
     def agent_list(self) -> AgentList:
