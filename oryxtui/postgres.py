@@ -502,12 +502,14 @@ class Postgres:
                 int(self.query(f"SELECT count(*) FROM {table}")[0][0]) if there else None
             )
         vector = self.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        offered = self.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
         return {
             "url": self.shown,
             "server": str(server),
             "schema_version": version,
             "schema_expected": SCHEMA_VERSION,
             "pgvector": str(vector[0][0]) if vector else None,
+            "pgvector_available": bool(vector or offered),  # installed on the server
             "tables": counts,
         }
 

@@ -6,11 +6,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, open_workspace
 from oryxtui.errors import UsageError
 from oryxtui.extras import require
 from oryxtui.hosts import listening_socket, port
+
+if TYPE_CHECKING:
+    from oryxtui.config import Settings
+    from oryxtui.workspace import Workspace
 
 
 @TOP.command(
@@ -63,9 +68,28 @@ def serve(args: argparse.Namespace) -> int:
     )
     scheme = "https" if tls else "http"
     sys.stderr.write(f"Serving {workspace.root} on {scheme}://{args.host}:{args.port}/api/v1\n")
+    sys.stderr.write(f"memory: {memory_place(workspace, settings)}\n")
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[listener])
     return EXIT_OK
+
+
+def memory_place(workspace: Workspace, settings: Settings) -> str:
+    """Where the served memory lives, as the banner names it."""
+    memory = settings.memory
+    if memory.backend == "mem0":
+        return f"{memory.mem0.base_url} (mem0)"
+    if settings.database.url:
+        from oryxtui.conninfo import ConnInfo, ConnInfoError
+
+        try:
+            shown = ConnInfo.parse(settings.database.url).shown
+        except ConnInfoError:
+            shown = "the configured database"
+        return f"{shown} (shared)"
+    if memory.backend == "markdown":
+        return f"MEMORY.md files in {workspace.root}"
+    return f"{workspace.db_path} (memory_entries)"
 
 
 def _token(args: argparse.Namespace) -> str | None:
