@@ -10,7 +10,23 @@ from oryxtui.errors import UsageError
 
 if TYPE_CHECKING:
     from oryxtui.config import DatabaseSettings, Settings
+    from oryxtui.memory.migration import Plan
     from oryxtui.postgres import Postgres
+
+
+# What each rendering of the memory block (`[memory] block`) gives the agents.
+BLOCKS = {
+    "markdown": "as from MEMORY.md files (`- [time] content`, the newest whole entries within "
+    "archival_max_chars)",
+    "rows": "upstream's rows (`- content`, the newest 100 archival rows; [memory] block)",
+}
+
+
+def _block(settings: Settings) -> str:
+    """The memory block the agents get on the shared database."""
+    from oryxtui.memory.backends import block_rendering
+
+    return block_rendering(settings, shared=True)
 
 
 def _database(
@@ -52,13 +68,20 @@ def status(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     database = _database(settings)
-    found = database.status()
+    found = database.status() | {"memory_block": _block(settings)}
     if args.json:
         print_json(found)
         return EXIT_OK
+    if found["pgvector"]:
+        vector = f"pgvector {found['pgvector']}"
+    elif found["pgvector_available"]:
+        vector = "pgvector available, not enabled (db upgrade enables it)"
+    else:
+        vector = "no pgvector on this server (recall by meaning works without it, slower)"
     lines = [
-        f"{found['url']} — PostgreSQL {found['server']}, pgvector {found['pgvector'] or 'absent'}",
+        f"{found['url']} — PostgreSQL {found['server']}, {vector}",
         f"schema version {found['schema_version']} (this oryxtui: {found['schema_expected']})",
+        f"memory block: {BLOCKS[_block(settings)]}",
     ]
     tables = found["tables"]
     assert isinstance(tables, dict)
@@ -94,17 +117,34 @@ def upgrade(args: argparse.Namespace) -> int:
         metavar="NAME",
         help="the environment variable holding --to's password (default: libpq's PGPASSWORD)",
     ),
-    arg("--memory", action="store_true", help="also copy every MEMORY.md into memory_entries"),
+    arg(
+        "--memory",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="copy every MEMORY.md too (the default; --no-memory leaves them)",
+    ),
+    arg("--merge", action="store_true", help="merge into agents the database has memory of"),
+    arg("--dry-run", action="store_true", help="show what would be copied; write nothing"),
     json=True,
 )
 def migrate(args: argparse.Namespace) -> int:
     from oryxtui.memory.migration import migrate as run
+    from oryxtui.memory.migration import plan
 
     workspace, settings = open_workspace(args)
     database = _database(settings, args.to, args.password_env)
-    done = run(workspace, database, args.memory, max_entry_chars=settings.memory.max_entry_chars)
+    limit = settings.memory.max_entry_chars
+    block = _block(settings)
+    if args.dry_run:
+        planned = plan(workspace, database, args.memory, limit)
+        if args.json:
+            print_json({"url": database.shown, **planned.to_json(), "memory_block": block})
+        else:
+            show(_plan_text(database.shown, planned, block))
+        return EXIT_OK
+    done = run(workspace, database, args.memory, max_entry_chars=limit, merge=args.merge)
     if args.json:
-        print_json({"url": database.shown, **done.to_json()})
+        print_json({"url": database.shown, **done.to_json(), "memory_block": block})
         return EXIT_OK
     lines = [f"Into {database.shown}:"]
     for table in sorted(set(done.copied) | set(done.skipped)):
@@ -115,9 +155,41 @@ def migrate(args: argparse.Namespace) -> int:
         lines.append(line)
     if len(lines) == 1:
         lines.append("  nothing to copy.")
+    for name, agent in done.merged.items():
+        lines.append(f"  {name}: {agent.new} entries merged into the {agent.others} already there")
     for table, key, why in done.refused:
         lines.append(f"  left out: {table} {key}: {why}")
     if done.verified:
         lines.append(f"Checked: every other row of {', '.join(sorted(done.verified))} is there.")
+    if not args.memory:
+        lines.append("MEMORY.md files were left where they are (--no-memory).")
+    lines.append(f"The agents' memory block there: {BLOCKS[block]}.")
+    if done.refused:
+        lines.append(
+            f"Moved, except the {len(done.refused)} rows left out above: fix them here and run "
+            "`oryxtui db migrate` again (nothing is copied twice)."
+        )
     show("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _plan_text(where: str, planned: Plan, block: str) -> str:
+    """`db migrate --dry-run`: what would be copied, merged and left out."""
+    lines = [f"Into {where} (a dry run: nothing written):"]
+    for name, agent in planned.agents.items():
+        line = f"  {name}: {agent.new} entries to copy"
+        if agent.there:
+            line += f", {agent.there} there already"
+        if agent.others:
+            line += f" — merged into the {agent.others} already there (needs --merge)"
+        lines.append(line)
+    sessions = planned.sessions
+    lines.append(f"  sessions: {sessions['new']} to copy, {sessions['there']} there already")
+    for key in planned.conflicts:
+        lines.append(f"  session {key}: held there with other messages; would be left as it is")
+    for table, count in planned.rows.items():
+        lines.append(f"  {table}: {count} rows (each copied once)")
+    for table, key, why in planned.refused:
+        lines.append(f"  would leave out: {table} {key}: {why}")
+    lines.append(f"The agents' memory block there: {BLOCKS[block]}.")
+    return "\n".join(lines) + "\n"

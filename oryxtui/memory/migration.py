@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS
-from oryxtui.errors import DatabaseError
+from oryxtui.errors import DatabaseError, UsageError
+from oryxtui.memory.admission import Admission
 from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, stamped
 from oryxtui.memory.backends.rows import SCOPE_OF, time_text
@@ -45,6 +48,7 @@ class Migrated:
     admitted: dict[str, int] = field(default_factory=dict)
     # Rows that cannot go as they are: (table, the row's key, why), each named in the report.
     refused: list[tuple[str, str, str]] = field(default_factory=list)
+    merged: dict[str, AgentPlan] = field(default_factory=dict)  # agents merged into (--merge)
 
     def refuse(self, table: str, key: str, why: str) -> None:
         self.refused.append((table, key, why))
@@ -69,6 +73,7 @@ class Migrated:
             "refused": [
                 {"table": table, "row": key, "why": why} for table, key, why in self.refused
             ],
+            "merged": {name: agent.others for name, agent in self.merged.items()},
         }
 
 
@@ -77,40 +82,201 @@ def source_name(workspace: Workspace) -> str:
     return f"{socket.gethostname()}:{workspace.db_path.resolve()}"
 
 
+@dataclass
+class AgentPlan:
+    """One agent's memory in the move: what goes in, what a run before put there already,
+    and what the database held of the agent from elsewhere (then the move is a merge)."""
+
+    sources: list[tuple[str, str, list[MemoryEntry]]] = field(default_factory=list)
+    new: int = 0
+    there: int = 0
+    others: int = 0
+
+    @property
+    def entries(self) -> int:
+        return sum(len(entries) for _, _, entries in self.sources)
+
+
+@dataclass
+class Plan:
+    """What a move would do, read without writing anything (`db migrate --dry-run`)."""
+
+    agents: dict[str, AgentPlan] = field(default_factory=dict)
+    sessions: dict[str, int] = field(default_factory=lambda: {"new": 0, "there": 0})
+    conflicts: list[str] = field(default_factory=list)  # session ids held with other messages
+    rows: dict[str, int] = field(default_factory=dict)  # tool_invocations, memory_vectors
+    refused: list[tuple[str, str, str]] = field(default_factory=list)
+    unreadable: int = 0  # rows of memory_entries that are no entries (no scope, no agent)
+
+    def merges(self) -> dict[str, AgentPlan]:
+        return {name: agent for name, agent in self.agents.items() if agent.others}
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "agents": {
+                name: {
+                    "entries": agent.entries,
+                    "new": agent.new,
+                    "already_there": agent.there,
+                    "merged_into": agent.others,
+                }
+                for name, agent in self.agents.items()
+            },
+            "sessions": self.sessions,
+            "session_conflicts": self.conflicts,
+            "rows": self.rows,
+            "refused": [{"table": t, "row": key, "why": why} for t, key, why in self.refused],
+        }
+
+
+def plan(
+    workspace: Workspace,
+    database: Postgres,
+    memory_files: bool,
+    max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
+    clock: Clock = datetime.now,
+) -> Plan:
+    """What `migrate` would copy, and what it would merge or leave (nothing is written; a
+    database without oryxtui's tables counts as empty)."""
+    found = Plan()
+    admission = Admission(max_entry_chars)
+    if workspace.db_path.exists():
+        source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
+        try:
+            tables = _tables(source)
+            _plan_sessions(source, database, found)
+            for table in ("tool_invocations", "memory_vectors"):
+                if table in tables:
+                    ((count,),) = source.execute(f"SELECT count(*) FROM {table}").fetchall()
+                    found.rows[table] = int(count)
+            by_agent, found.unreadable = _memory_rows(source)
+            for owner, entries in by_agent.items():
+                where = f"{owner}'s rows of memory_entries"
+                _plan_agent(found, owner, "memory_entries", where, entries, admission)
+        finally:
+            source.close()
+    if memory_files:
+        markdown = MarkdownMemoryStore(workspace, clock=clock)
+        for folder in workspace.memories():
+            if not workspace.memory_file(folder).exists():
+                continue
+            read = markdown.read(folder)
+            name = folder or GLOBAL_AGENT
+            where = f"{workspace.memory_file(folder).name} of {name}"
+            entries = [*read.core, *read.archival]
+            _plan_agent(found, name, "MEMORY.md", where, entries, admission)
+    store = PostgresMemoryStore(database, clock) if database.version() else None
+    for name, agent in found.agents.items():
+        if store is None:  # no tables yet: nothing there
+            agent.new = agent.entries
+            continue
+        # The database's own rows, to tell a repeat of this move from a merge.
+        held = store.read(None if name == GLOBAL_AGENT else name)
+        coming = [e for _, _, group in agent.sources for e in group]
+        agent.there, agent.others = _overlap(coming, [*held.core, *held.archival])
+        agent.new = agent.entries - agent.there
+    return found
+
+
+def _overlap(coming: Sequence[MemoryEntry], held: Sequence[MemoryEntry]) -> tuple[int, int]:
+    """How many of `coming` the database holds already, and how many entries it holds besides
+    them. An entry without a time was stamped when it went in: its text alone matches."""
+    there = Counter((e.time, e.content) for e in held)
+    dated: Counter[tuple[str | None, str]] = Counter((e.time, e.content) for e in coming if e.time)
+    found = dated & there
+    rest = Counter(content for (_, content), count in (there - found).items() for _ in range(count))
+    timeless = Counter(e.content for e in coming if not e.time)
+    matched = sum(found.values()) + sum((timeless & rest).values())
+    return matched, len(held) - matched
+
+
+def _plan_agent(
+    found: Plan,
+    agent: str,
+    table: str,
+    where: str,
+    entries: Sequence[MemoryEntry],
+    admission: Admission,
+) -> None:
+    """The agent's entries from one source, each as the import takes it; one that cannot go
+    (too long, an impossible time) is left out and named, never the whole agent."""
+    admitted: list[MemoryEntry] = []
+    for number, entry in enumerate(entries, 1):
+        if not sanitize_content(entry.content):
+            continue
+        why = _unfit_time(entry.time)
+        if why is None:
+            try:
+                admitted.append(admission.entry(entry))
+                continue
+            except UsageError as exc:
+                why = str(exc)
+        found.refused.append((table, f"{agent} entry {number}", why))
+    found.agents.setdefault(agent, AgentPlan()).sources.append((table, where, admitted))
+
+
+def _unfit_time(time: str | None) -> str | None:
+    """Why an entry's time cannot be kept (None: it can, or it has none)."""
+    if not time:
+        return None
+    try:
+        datetime.strptime(time[:19], "%Y-%m-%d %H:%M:%S" if len(time) > 16 else "%Y-%m-%d %H:%M")
+    except ValueError:
+        return f"its time [{time}] is no real date; left out"
+    return None
+
+
 def migrate(
     workspace: Workspace,
     database: Postgres,
     memory_files: bool,
     clock: Clock = datetime.now,
     max_entry_chars: int = DEFAULT_MAX_ENTRY_CHARS,
+    merge: bool = False,
 ) -> Migrated:
     """Copy the workspace in. Memory goes the one way every entry goes into a memory (an
-    import: cleaned, held to `max_entry_chars`, an agent's whole set refused if one entry
-    is), and is recorded in the history as imported."""
+    import: cleaned, held to `max_entry_chars`) and is recorded in the history as imported;
+    an entry that cannot go as it is is left out and named. An agent the database holds
+    other memory of is merged into only with `merge` (else nothing is written)."""
     database.upgrade()  # explicit: the command that moves data in also makes the tables
     database.check_schema()
-    done = Migrated()
+    planned = plan(workspace, database, memory_files, max_entry_chars, clock)
+    if planned.merges() and not merge:
+        named = ", ".join(
+            f"{name} ({agent.others} there)" for name, agent in planned.merges().items()
+        )
+        raise UsageError(
+            f"The database already holds other memory of {named}: add --merge to merge this "
+            "workspace's entries into it (--dry-run shows the plan); nothing was written."
+        )
+    done = Migrated(refused=list(planned.refused), merged=planned.merges())
+    for table, _, _ in planned.refused:
+        done.add(table, 0, 0, 1)
+    if planned.unreadable:
+        done.add("memory_entries", 0, 0, planned.unreadable)
     memory = MemoryService(
         PostgresMemoryStore(database, clock), clock, max_entry_chars, actor=MIGRATION
     )
     if workspace.db_path.exists():
         source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
         try:
-            _copy_sessions(source, database, done)
+            _copy_sessions(source, database, done, planned.conflicts)
             _copy_keyed(source, database, done, source_name(workspace))
             _copy_vectors(source, database, done)
-            _copy_memory_rows(source, memory, done)
+        finally:
+            source.close()
+    for name, agent in planned.agents.items():
+        for table, where, entries in agent.sources:
+            agent_name = None if name == GLOBAL_AGENT else name
+            written = _import(memory, agent_name, entries, where, table, done)
+            if table == "memory_entries":
+                done.admitted[name] = written
+    if workspace.db_path.exists():
+        source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
+        try:
             _verify(source, database, done, source_name(workspace))
         finally:
             source.close()
-    if memory_files:
-        markdown = MarkdownMemoryStore(workspace, clock=clock)
-        for agent in workspace.memories():
-            if not workspace.memory_file(agent).exists():
-                continue
-            read = markdown.read(agent)
-            where = f"{workspace.memory_file(agent).name} of {agent or GLOBAL_AGENT}"
-            _import(memory, agent, [*read.core, *read.archival], where, "MEMORY.md", done)
     return done
 
 
@@ -122,12 +288,11 @@ def _import(
     table: str,
     done: Migrated,
 ) -> int:
-    """`entries` into the agent's memory through the import; returns how many it lets in
-    (entries with no text are no entries: counted as skipped)."""
-    admissible = sum(1 for entry in entries if sanitize_content(entry.content))
+    """`entries` (admitted already) into the agent's memory through the import; returns how
+    many there are."""
     written, _ = memory.import_entries(agent, entries, source) if entries else ([], 0)
-    done.add(table, len(written), admissible - len(written), len(entries) - admissible)
-    return admissible
+    done.add(table, len(written), len(entries) - len(written))
+    return len(entries)
 
 
 def _unmovable(row: tuple[Any, ...]) -> str | None:
@@ -152,7 +317,39 @@ def _instant(value: object) -> datetime | None:
         return None
 
 
-def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrated) -> None:
+def _plan_sessions(source: sqlite3.Connection, database: Postgres, found: Plan) -> None:
+    """Sessions new to the database, there already as they are here, or held there with
+    other messages (a conflict: another workspace's session of that id, never overwritten)."""
+    if "sessions" not in _tables(source):
+        return
+    rows = [
+        (str(key), messages)
+        for key, messages in source.execute("SELECT session_id, messages_json FROM sessions")
+        if isinstance(key, str) and key
+    ]
+    held: dict[str, object] = {}
+    if rows and database.version():
+        held = dict(
+            database.query(
+                "SELECT session_id, messages_json FROM sessions WHERE session_id = ANY(%s)",
+                ([key for key, _ in rows],),
+            )
+        )
+    for key, messages in rows:
+        if key not in held:
+            found.sessions["new"] += 1
+        elif held[key] == messages:
+            found.sessions["there"] += 1
+        else:
+            found.conflicts.append(key)
+
+
+CONFLICT = "held in the database with other messages (another workspace's?); left as it is there"
+
+
+def _copy_sessions(
+    source: sqlite3.Connection, database: Postgres, done: Migrated, conflicts: Sequence[str]
+) -> None:
     if "sessions" not in _tables(source):
         return
     rows = source.execute(
@@ -162,7 +359,7 @@ def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrate
     named = [row for row in rows if isinstance(row[0], str) and row[0]]
     good = []
     for row in named:
-        why = _unmovable(row)
+        why = CONFLICT if row[0] in conflicts else _unmovable(row)
         if why is None:
             good.append(row)
         else:
@@ -175,12 +372,7 @@ def _copy_sessions(source: sqlite3.Connection, database: Postgres, done: Migrate
                 "INSERT INTO sessions (session_id, profile_name, channel, user_id, messages_json,"
                 " status, created_at, last_active_at, archived_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (session_id) DO UPDATE SET messages_json = EXCLUDED.messages_json,"
-                " status = EXCLUDED.status, last_active_at = EXCLUDED.last_active_at,"
-                " archived_at = EXCLUDED.archived_at"
-                " WHERE sessions.last_active_at IS DISTINCT FROM EXCLUDED.last_active_at"
-                " AND (sessions.last_active_at IS NULL"
-                " OR sessions.last_active_at < EXCLUDED.last_active_at)",
+                " ON CONFLICT (session_id) DO NOTHING",  # never over another's session
                 (
                     row[0],
                     str(row[1] or ""),
@@ -285,10 +477,10 @@ def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated
     done.add("memory_vectors", copied, total - copied, skipped)
 
 
-def _copy_memory_rows(source: sqlite3.Connection, memory: MemoryService, done: Migrated) -> None:
-    """memory_entries, agent by agent, as an import (recorded in the history)."""
+def _memory_rows(source: sqlite3.Connection) -> tuple[dict[str, list[MemoryEntry]], int]:
+    """The entries of oryxos.db's memory_entries by agent, and how many rows were none."""
     if "memory_entries" not in _tables(source):
-        return
+        return {}, 0
     columns = {row[1] for row in source.execute("PRAGMA table_info(memory_entries)")}
     agent_column = "agent_name" if "agent_name" in columns else f"'{GLOBAL_AGENT}'"
     rows = source.execute(
@@ -303,12 +495,7 @@ def _copy_memory_rows(source: sqlite3.Connection, memory: MemoryService, done: M
             continue
         line = entry_line(time_text(created), content)
         by_agent.setdefault(str(agent), []).append(entry_from_line(line, SCOPE_OF[str(scope)]))
-    for agent, entries in by_agent.items():
-        name = None if agent == GLOBAL_AGENT else agent
-        source_rows = f"{agent}'s rows of memory_entries"
-        done.admitted[agent] = _import(memory, name, entries, source_rows, "memory_entries", done)
-    if skipped:
-        done.add("memory_entries", 0, 0, skipped)
+    return by_agent, skipped
 
 
 def _verify(source: sqlite3.Connection, database: Postgres, done: Migrated, origin: str) -> None:

@@ -67,6 +67,9 @@ def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
     root = ("--root", str(workspace.root))
     refused = run_oryxtui("memory", "show", *root, env=on_database(url))
     assert refused.returncode == 1 and "run `oryxtui db upgrade` once" in refused.stderr
+    before = run_oryxtui("db", "status", *root, env=on_database(url))
+    assert "pgvector available, not enabled (db upgrade enables it)" in before.stdout
+    assert "memory block: as from MEMORY.md files" in before.stdout
     first = run_oryxtui("db", "upgrade", *root, "--json", env=on_database(url))
     upgraded = json.loads(first.stdout)
     assert upgraded["from"] == 0 and upgraded["to"] == SCHEMA_VERSION
@@ -74,6 +77,7 @@ def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
     assert json.loads(again.stdout) == {"url": url, "from": SCHEMA_VERSION, "to": SCHEMA_VERSION}
     status = json.loads(run_oryxtui("db", "status", *root, "--json", env=on_database(url)).stdout)
     assert status["schema_version"] == SCHEMA_VERSION and status["pgvector"]
+    assert status["memory_block"] == "markdown"
     assert status["tables"]["memory_entries"] == 0
     assert run_oryxtui("memory", "show", *root, env=on_database(url)).returncode == 0
 
@@ -88,6 +92,7 @@ def test_migrate_copies_everything_once_and_reads_back_equal(
         agent: json.loads(run_oryxtui("memory", "show", *root, *agent_args(agent), "--json").stdout)
         for agent in demo_workspace.memories()
     }
+    prompts = {agent: prompt_of(root, agent) for agent in demo_workspace.memories()}
     first = run_oryxtui("db", "migrate", *root, "--to", database_url, "--memory", "--json")
     assert first.returncode == 0, first.stderr
     copied = json.loads(first.stdout)["copied"]
@@ -109,6 +114,16 @@ def test_migrate_copies_everything_once_and_reads_back_equal(
             was = [(e["time"], e["content"]) for e in shown[scope]]
             now = [(e["time"], e["content"]) for e in after[scope]]
             assert now == was, (agent, scope)
+        # The agent's prompt does not change because its memory moved.
+        assert prompt_of(root, agent, on_database(database_url)) == prompts[agent], agent
+
+
+def prompt_of(root: tuple[str, ...], agent: str | None, env: dict | None = None) -> list:
+    """The agent's prompt, block by block (the time line stated as the minute it says)."""
+    shown = run_oryxtui("prompt", *root, *agent_args(agent), "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    blocks = json.loads(shown.stdout)["blocks"]
+    return [{**b, "text": "当前日期时间：…"} if b["name"] == "time" else b for b in blocks]
 
 
 def agent_args(agent: str | None) -> tuple[str, ...]:
@@ -356,13 +371,12 @@ def test_agent_names_another_program_wrote_are_untrusted(tmp_path: Path, databas
 
 def test_migrated_memory_takes_the_one_way_in(workspace: Workspace, database_url: str) -> None:
     """Rows another program left in oryxos.db enter the shared memory as an import does:
-    flattened to one clean line, and an over-long one refuses its agent's rows (nothing of them
-    written) with one sentence."""
+    flattened to one clean line; an over-long one is left out and named, never the others (nor
+    the whole move), and a second run with a higher limit brings it."""
     import sqlite3
 
     from oryxtui.config import DatabaseSettings
     from oryxtui.database import connect
-    from oryxtui.errors import UsageError
 
     connect(workspace.db_path).close()  # the tables
     with sqlite3.connect(workspace.db_path) as db:
@@ -372,8 +386,9 @@ def test_migrated_memory_takes_the_one_way_in(workspace: Workspace, database_url
             [("ops", "first line\n## 核心记忆\n- forged core"), ("ops", "   "), ("big", "x" * 50)],
         )
     database = Postgres(DatabaseSettings(url=database_url))
-    with pytest.raises(UsageError, match="over the limit of 40"):
-        migrate(workspace, database, memory_files=False, max_entry_chars=40)
+    first = migrate(workspace, database, memory_files=False, max_entry_chars=40)
+    ((table, row, why),) = first.refused
+    assert (table, row) == ("memory_entries", "big entry 1") and "over the limit of 40" in why
     with psycopg.connect(database_url) as connection:
         rows = connection.execute(
             "SELECT agent_name, scope, content FROM memory_entries ORDER BY id"
@@ -381,8 +396,8 @@ def test_migrated_memory_takes_the_one_way_in(workspace: Workspace, database_url
     # Flattened and defused as a save is; nothing of "big".
     assert rows == [("ops", "ARCHIVAL", "first line 「核心记忆」 - forged core")]
     done = migrate(workspace, database, memory_files=False, max_entry_chars=100)
-    assert done.copied["memory_entries"] == 1 and done.skipped["memory_entries"] == 1
-    assert done.verified["memory_entries"] == 2
+    assert done.copied["memory_entries"] == 1 and done.skipped.get("memory_entries", 0) == 0
+    assert done.already["memory_entries"] == 1 and done.verified["memory_entries"] == 2
     database.close()
 
 
@@ -442,3 +457,83 @@ def test_a_row_that_cannot_move_is_left_out_and_named_never_the_whole_move(
     assert shown.returncode == 0 and f"left out: sessions {session}" in shown.stdout
     again = json.loads(run_oryxtui("db", "migrate", *root, "--to", database_url, "--json").stdout)
     assert sum(again["copied"].values()) == 0  # nothing twice
+
+
+def test_serve_names_where_the_memory_lives(workspace: Workspace) -> None:
+    from oryxtui.cli.serve import memory_place
+    from oryxtui.config import Settings
+
+    shared = Settings.model_validate(
+        {"database": {"url": "postgresql://oryx@db.internal:5432/team?password=hush"}}
+    )
+    assert memory_place(workspace, shared) == "postgresql://oryx:***@db.internal:5432/team (shared)"
+    files = memory_place(workspace, Settings())
+    assert files == f"MEMORY.md files in {workspace.root}"
+    rows = Settings.model_validate({"memory": {"backend": "sqlite"}})
+    assert memory_place(workspace, rows) == f"{workspace.db_path} (memory_entries)"
+
+
+def test_migrate_moves_memory_by_default_plans_merges_and_never_overwrites_a_session(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Memory moves without a flag; into an agent the database holds other memory of, only
+    with --merge (said: how many into how many); --dry-run shows that plan and writes nothing;
+    a session id the database holds with other messages is a conflict, left as it is there."""
+    from oryxtui.workspace import init_workspace
+
+    here = init_workspace(tmp_path / "here")
+    make_agent(here, "ops")
+    root = ("--root", str(here.root))
+    for text in ("deploys are on Tuesday", "the pager rota is in Notion"):
+        assert run_oryxtui("memory", "save", *root, "--agent", "ops", text).returncode == 0
+    said = run_oryxtui("chat", *root, "--agent", "ops", "hello")
+    assert said.returncode == 0, said.stderr
+    with sqlite3.connect(here.db_path) as db:
+        ((session_id,),) = db.execute("SELECT session_id FROM sessions").fetchall()
+    elsewhere = init_workspace(tmp_path / "elsewhere")
+    make_agent(elsewhere, "ops")
+    env = on_database(database_url)
+    theirs = run_oryxtui(
+        "memory", "save", "--root", str(elsewhere.root), "--agent", "ops", "theirs", env=env
+    )
+    assert theirs.returncode == 0
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO sessions (session_id, profile_name, channel, user_id, messages_json,"
+            " status, created_at) VALUES (%s, 'ops', 'cli', 'bob', '[]', 'ACTIVE', now())",
+            (session_id,),
+        )
+
+    def counts() -> tuple[int, int]:
+        with psycopg.connect(database_url) as connection:
+            ((entries,),) = connection.execute("SELECT count(*) FROM memory_entries").fetchall()
+            ((tools,),) = connection.execute("SELECT count(*) FROM tool_invocations").fetchall()
+        return int(entries), int(tools)
+
+    before = counts()
+    planned = run_oryxtui("db", "migrate", *root, "--to", database_url, "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert "ops: 2 entries to copy — merged into the 1 already there (needs --merge)" in (
+        planned.stdout
+    )
+    assert f"session {session_id}: held there with other messages" in planned.stdout
+    assert counts() == before  # a dry run writes nothing
+    refused = run_oryxtui("db", "migrate", *root, "--to", database_url)
+    assert refused.returncode == 2 and "add --merge" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and counts() == before
+    merged = run_oryxtui("db", "migrate", *root, "--to", database_url, "--merge")
+    assert merged.returncode == 0, merged.stderr
+    assert "ops: 2 entries merged into the 1 already there" in merged.stdout
+    assert f"left out: sessions {session_id}: held in the database with other messages" in (
+        merged.stdout
+    )
+    assert "Moved, except the 1 rows left out above" in merged.stdout
+    with psycopg.connect(database_url) as connection:
+        ((messages, user),) = connection.execute(
+            "SELECT messages_json, user_id FROM sessions WHERE session_id = %s", (session_id,)
+        ).fetchall()
+    assert (messages, user) == ("[]", "bob")  # the other's session, untouched
+    shown = run_oryxtui("memory", "show", *root, "--agent", "ops", env=env).stdout
+    assert "deploys are on Tuesday" in shown and "theirs" in shown
+    again = run_oryxtui("db", "migrate", *root, "--to", database_url, "--merge", "--json")
+    assert json.loads(again.stdout)["copied"].get("MEMORY.md", 0) == 0  # nothing twice
