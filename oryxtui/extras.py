@@ -15,6 +15,7 @@ EXTRAS = {
     "postgres": ("psycopg", "psycopg_pool"),
     "local": ("wordllama", "tokenizers", "safetensors"),
     "fastembed": ("fastembed", "onnxruntime", "loguru"),
+    "localdb": ("pgserver", "psycopg"),
 }
 
 

@@ -80,7 +80,7 @@ TOP = Group()
 MEMORY = Group("memory", "show, save and recall long-term memory")
 AGENTS = Group("agents", "the workspace's agents: list them, make one")
 SESSIONS = Group("sessions", "past conversations: list, show, search")
-DB = Group("db", "the shared PostgreSQL database: status, upgrade, migrate")
+DB = Group("db", "the shared PostgreSQL database: status, upgrade, migrate, local")
 KEYS = Group("keys", "per-user keys for `serve`: create, list, revoke")
 
 

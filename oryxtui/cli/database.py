@@ -173,6 +173,53 @@ def migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@DB.command(
+    "local",
+    "try the shared database on this machine: PostgreSQL with pgvector, no Docker",
+    arg("--dir", metavar="FOLDER", help="its data (default: ~/.local/share/oryxtui/postgres)"),
+    arg("--stop", action="store_true", help="stop the server of that folder"),
+    json=True,
+)
+def local(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from oryxtui import embedded
+
+    folder = Path(args.dir) if args.dir else embedded.default_folder()
+    if args.stop:
+        stopped = embedded.stop(folder)
+        if args.json:
+            print_json({"folder": str(folder), "stopped": stopped})
+        elif stopped:
+            show(f"Stopped the PostgreSQL in {folder}.\n")
+        else:
+            show(f"No PostgreSQL runs in {folder}.\n")
+        return EXIT_OK
+    server = embedded.start(folder)
+    if args.json:
+        print_json(
+            {
+                "folder": str(server.folder),
+                "url": server.url,
+                "schema": server.schema[1],
+                "environment": {
+                    "ORYXTUI_DATABASE_URL": server.url,
+                    "ORYXTUI_MEMORY__BACKEND": "database",
+                },
+            }
+        )
+        return EXIT_OK
+    show(
+        f"PostgreSQL 16 with pgvector runs in {server.folder}, with oryxtui's tables (schema "
+        f"{server.schema[1]}); it keeps running — `oryxtui db local --stop` stops it.\n"
+        "Point every oryxtui at it, its memory too (each workspace: `oryxtui db migrate` "
+        "moves what it has in):\n\n"
+        f"  export ORYXTUI_DATABASE_URL='{server.url}'\n"
+        "  export ORYXTUI_MEMORY__BACKEND=database\n"
+    )
+    return EXIT_OK
+
+
 def _plan_text(where: str, planned: Plan, block: str) -> str:
     """`db migrate --dry-run`: what would be copied, merged and left out."""
     lines = [f"Into {where} (a dry run: nothing written):"]

@@ -1,0 +1,102 @@
+"""A PostgreSQL with pgvector on this machine for trying the shared setup (`oryxtui db local`):
+the server the `pgserver` wheel carries (PostgreSQL 16, pgvector; no pg_trgm, so keyword recall
+scans instead of using a trigram index), started in a folder of its own, left running after the
+command, stopped with `--stop`. For a team, a managed PostgreSQL or deploy/compose.yaml."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oryxtui.config import DatabaseSettings
+from oryxtui.errors import DatabaseError, UsageError
+from oryxtui.extras import require
+from oryxtui.postgres import Postgres
+
+DATABASE = "oryxtui"
+# The server's socket is made in its folder, and a socket path holds at most 107 bytes.
+LONGEST_FOLDER = 90
+
+
+def default_folder() -> Path:
+    """Where the local server keeps its data: $XDG_DATA_HOME/oryxtui/postgres."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "oryxtui" / "postgres"
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    folder: Path
+    url: str  # postgresql://postgres@/oryxtui?host=FOLDER: the socket, no password, no port
+    schema: tuple[int, int]  # the schema version before and after `db upgrade`
+
+
+def start(folder: Path) -> LocalServer:
+    """Start the server in `folder` (made if need be; one already running there is reused),
+    make the `oryxtui` database and its tables; it keeps running after this process."""
+    require("localdb", "oryxtui db local")
+    folder = _checked(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    server = _server(folder, keep_running=True)
+    rows = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
+    if "(1 row)" not in rows:
+        server.psql(f"CREATE DATABASE {DATABASE};")
+    url = f"postgresql://postgres@/{DATABASE}?host={folder}"
+    database = Postgres(DatabaseSettings(url=url))
+    try:
+        schema = database.upgrade()
+    finally:
+        database.close()
+    return LocalServer(folder, url, schema)
+
+
+def stop(folder: Path) -> bool:
+    """Stop the server of `folder`; False if none was running there."""
+    require("localdb", "oryxtui db local --stop")
+    folder = _checked(folder)
+    if not (folder / "postmaster.pid").exists():
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgserver import pg_ctl
+        from pgserver.postgres_server import PostgresServer
+
+    # As the server runs: under its own system user where this is root (pgserver's rule).
+    user = "pgserver" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=folder, user=user, timeout=60)
+    except Exception as exc:  # pg_ctl's own failure, or its timeout
+        raise DatabaseError(
+            f"The local PostgreSQL in {folder} did not stop ({type(exc).__name__}); its log is "
+            f"{folder / 'log'}."
+        ) from None
+    PostgresServer._instances.pop(folder.resolve(), None)  # a handle this process holds
+    return True
+
+
+def _checked(folder: Path) -> Path:
+    folder = folder.expanduser().absolute()
+    if len(str(folder)) > LONGEST_FOLDER:
+        raise UsageError(
+            f"The folder {folder} is too long a path for the server's socket (at most "
+            f"{LONGEST_FOLDER} characters); choose a shorter one with --dir."
+        )
+    return folder
+
+
+def _server(folder: Path, keep_running: bool) -> Any:
+    try:
+        with warnings.catch_warnings():  # platformdirs: no XDG_RUNTIME_DIR on a server
+            warnings.simplefilter("ignore")
+            import pgserver
+
+            return pgserver.get_server(folder, cleanup_mode=None if keep_running else "stop")
+    except Exception as exc:  # a folder that is not a data folder, a port in use, …
+        first = (str(exc).strip().splitlines() or ["no reason given"])[0][:200]
+        raise DatabaseError(
+            f"The local PostgreSQL in {folder} cannot be started ({type(exc).__name__}: "
+            f"{first}); choose an empty folder with --dir."
+        ) from None
