@@ -61,7 +61,7 @@ def stop(folder: Path) -> bool:
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from pgserver import pg_ctl
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
         from pgserver.postgres_server import PostgresServer
 
     # As the server runs: under its own system user where this is root (pgserver's rule).
