@@ -19,6 +19,7 @@ from typing import Any
 from oryxtui import notices
 from oryxtui.agent.prompt import Prompt
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations
+from oryxtui.memory.backends.rows import time_text
 from oryxtui.memory.history import ACTOR_NAME
 
 Clock = Any
@@ -346,7 +347,8 @@ class TurnRecorder:
                 return None
         except (KeyError, TypeError, ValueError):
             return None
-        when = created if isinstance(created, str) or created is None else str(created)
+        # A shared database answers an instant: shown in this host's time, as oryxos.db's text.
+        when = None if created is None else time_text(created)
         return ModelCall(
             session_id,
             turn,

@@ -18,7 +18,7 @@ from oryxtui.config import DEFAULT_MAX_ENTRY_CHARS
 from oryxtui.errors import DatabaseError, UsageError
 from oryxtui.memory.admission import Admission
 from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
-from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, stamped
+from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, adopt, stamped
 from oryxtui.memory.backends.rows import SCOPE_OF, time_text
 from oryxtui.memory.format import (
     Clock,
@@ -49,6 +49,7 @@ class Migrated:
     # Rows that cannot go as they are: (table, the row's key, why), each named in the report.
     refused: list[tuple[str, str, str]] = field(default_factory=list)
     merged: dict[str, AgentPlan] = field(default_factory=dict)  # agents merged into (--merge)
+    carried: dict[str, int] = field(default_factory=dict)  # history records moved, per agent
 
     def refuse(self, table: str, key: str, why: str) -> None:
         self.refused.append((table, key, why))
@@ -74,6 +75,7 @@ class Migrated:
                 {"table": table, "row": key, "why": why} for table, key, why in self.refused
             ],
             "merged": {name: agent.others for name, agent in self.merged.items()},
+            "history_carried": self.carried,
         }
 
 
@@ -145,7 +147,7 @@ def plan(
         try:
             tables = _tables(source)
             _plan_sessions(source, database, found)
-            for table in ("tool_invocations", "memory_vectors"):
+            for table in ("tool_invocations", "llm_calls", "oryxtui_model_calls", "memory_vectors"):
                 if table in tables:
                     ((count,),) = source.execute(f"SELECT count(*) FROM {table}").fetchall()
                     found.rows[table] = int(count)
@@ -254,9 +256,8 @@ def migrate(
         done.add(table, 0, 0, 1)
     if planned.unreadable:
         done.add("memory_entries", 0, 0, planned.unreadable)
-    memory = MemoryService(
-        PostgresMemoryStore(database, clock), clock, max_entry_chars, actor=MIGRATION
-    )
+    target = PostgresMemoryStore(database, clock)
+    memory = MemoryService(target, clock, max_entry_chars, actor=MIGRATION)
     if workspace.db_path.exists():
         source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
         try:
@@ -265,9 +266,19 @@ def migrate(
             _copy_vectors(source, database, done)
         finally:
             source.close()
+    markdown = MarkdownMemoryStore(workspace, clock=clock)
     for name, agent in planned.agents.items():
+        agent_name = None if name == GLOBAL_AGENT else name
         for table, where, entries in agent.sources:
-            agent_name = None if name == GLOBAL_AGENT else name
+            if table == "MEMORY.md" and len(agent.sources) == 1 and not agent.there + agent.others:
+                # New to the database: moved with its whole history, as it is (an edit made
+                # outside oryxtui since it last looked is recorded first, as found).
+                markdown.reconcile(agent_name)
+                records = markdown.changes(agent_name).records
+                if adopt(target, agent_name, entries, records):
+                    done.add(table, len(entries), 0)
+                    done.carried[name] = len(records)
+                    continue
             written = _import(memory, agent_name, entries, where, table, done)
             if table == "memory_entries":
                 done.admitted[name] = written
@@ -389,48 +400,92 @@ def _copy_sessions(
     done.add("sessions", copied, len(good) - copied, len(rows) - len(named))
 
 
+# Tables without a natural key: each source row is remembered by its id in oryxtui_migrated,
+# so a second run copies nothing twice. (table, columns; `created_at` last, an instant.)
+BY_SOURCE_ID = (
+    (
+        "tool_invocations",
+        "session_id, tool_name, input_json, result_json, success, error_message, duration_ms",
+    ),
+    (
+        "llm_calls",
+        "session_id, provider, model, prompt_tokens, completion_tokens, total_tokens,"
+        " cost_micros, profile_name, trace_id, success, error_message, duration_ms",
+    ),
+    (
+        "oryxtui_model_calls",
+        "session_id, agent_name, turn, call, provider, model, messages, tools, estimated_tokens,"
+        " actor",
+    ),
+)
+BOOLEAN_COLUMNS = ("success",)
+
+
 def _copy_keyed(
     source: sqlite3.Connection, database: Postgres, done: Migrated, origin: str
 ) -> None:
-    """tool_invocations: no natural key, so each source row is remembered by its id."""
-    if "tool_invocations" not in _tables(source):
-        return
+    """The tables of BY_SOURCE_ID (tool audits, model calls, recorded prompts), and the prompt
+    parts the recorded prompts are made of (keyed by their hash)."""
+    tables = _tables(source)
+    for table, columns in BY_SOURCE_ID:
+        if table in tables:
+            _copy_rows(source, database, done, origin, table, columns)
+    if "oryxtui_prompt_parts" in tables:
+        rows = source.execute("SELECT hash, text, base FROM oryxtui_prompt_parts").fetchall()
+        copied = 0
+        with database.transaction() as connection:
+            for row in rows:
+                if (why := _unmovable(row)) is not None:
+                    done.refuse("oryxtui_prompt_parts", str(row[0]), why)
+                    continue
+                copied += connection.execute(
+                    "INSERT INTO oryxtui_prompt_parts (hash, text, base) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (hash) DO NOTHING",
+                    row,
+                ).rowcount
+        done.add("oryxtui_prompt_parts", copied, len(rows) - copied)
+
+
+def _copy_rows(
+    source: sqlite3.Connection,
+    database: Postgres,
+    done: Migrated,
+    origin: str,
+    table: str,
+    columns: str,
+) -> None:
+    names = [name.strip() for name in columns.split(",")]
+    have = {row[1] for row in source.execute(f"PRAGMA table_info({table})")}
+    chosen = [name for name in names if name in have]  # an older oryxos.db lacks some
     rows = source.execute(
-        "SELECT id, session_id, tool_name, input_json, result_json, success, error_message,"
-        " duration_ms, created_at FROM tool_invocations ORDER BY id"
+        f"SELECT id, {', '.join(chosen)}, created_at FROM {table} ORDER BY id"
     ).fetchall()
     copied = refused = 0
+    insert = (
+        f"INSERT INTO {table} ({', '.join(chosen)}, created_at)"
+        f" VALUES ({', '.join(['%s'] * (len(chosen) + 1))})"
+    )
     with database.transaction() as connection:
         for row in rows:
-            why = _unmovable(row)
-            if why is not None:
-                done.refuse("tool_invocations", f"#{row[0]}", why)
+            if (why := _unmovable(row)) is not None:
+                done.refuse(table, f"#{row[0]}", why)
                 refused += 1
                 continue
             claimed = connection.execute(
                 "INSERT INTO oryxtui_migrated (origin, source_table, source_id)"
-                " VALUES (%s, 'tool_invocations', %s) ON CONFLICT DO NOTHING",
-                (origin, row[0]),
+                " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (origin, table, row[0]),
             ).rowcount
             if not claimed:
                 continue
-            connection.execute(
-                "INSERT INTO tool_invocations (session_id, tool_name, input_json, result_json,"
-                " success, error_message, duration_ms, created_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    str(row[1] or ""),
-                    str(row[2] or ""),
-                    row[3],
-                    row[4],
-                    bool(row[5]),
-                    row[6],
-                    int(row[7] or 0),
-                    _instant(row[8]) or datetime.now().astimezone(),
-                ),
-            )
+            values = [
+                bool(value) if name in BOOLEAN_COLUMNS else value
+                for name, value in zip(chosen, row[1:-1], strict=True)
+            ]
+            created = _instant(row[-1]) or datetime.now().astimezone()
+            connection.execute(insert, (*values, created))
             copied += 1
-    done.add("tool_invocations", copied, len(rows) - copied - refused)
+    done.add(table, copied, len(rows) - copied - refused)
 
 
 def _copy_vectors(source: sqlite3.Connection, database: Postgres, done: Migrated) -> None:

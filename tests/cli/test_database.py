@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from oryxtui.config import load_settings
+from oryxtui.config import Settings, load_settings
 from oryxtui.conninfo import masked
 from oryxtui.errors import ConfigError
 from oryxtui.memory.format import Scope
@@ -537,3 +537,77 @@ def test_migrate_moves_memory_by_default_plans_merges_and_never_overwrites_a_ses
     assert "deploys are on Tuesday" in shown and "theirs" in shown
     again = run_oryxtui("db", "migrate", *root, "--to", database_url, "--merge", "--json")
     assert json.loads(again.stdout)["copied"].get("MEMORY.md", 0) == 0  # nothing twice
+
+
+def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A workspace that has lived — saves by a person and by an agent's turn (one approved,
+    one waiting), edits, a move, a delete and its bring-back, an edit made outside oryxtui —
+    moved to the database: for every agent, what `memory show`, `memory log` and `memory
+    review` say (ids, times, order, actors, sessions and turns, review state) is the same."""
+    from oryxtui.memory.history import Actor
+    from oryxtui.workspace import init_workspace
+
+    here = init_workspace(tmp_path / "lived")
+    make_agent(here, "ops")
+    root = ("--root", str(here.root))
+    person = MemoryService.open(here, Settings(), fixed_clock)
+    agent = MemoryService.open(here, Settings(), fixed_clock, Actor("agent", "web:u:ops", 3))
+    person.save("ops", "deploys are on Tuesday", "core")
+    kept = person.save("ops", "the pager rota is in Notion", "archival")
+    typo = person.save("ops", "Ravi leeds Falcon", "archival")
+    person.edit("ops", typo.id, "Ravi leads Falcon")
+    gone = person.save("ops", "staging is pay-stg-hz", "archival")
+    person.delete("ops", gone.id)
+    (deleted,) = [r for r in person.history("ops") if r.op == "delete"]
+    person.bring_back("ops", deleted)
+    person.move("ops", kept.id, "core")
+    approved = agent.save("ops", "the user prefers short answers", "archival")
+    agent.save("ops", "the user is on call this week", "archival")
+    person.approve("ops", [approved.id])
+    memory_file = here.memory_file("ops")
+    memory_file.write_text(memory_file.read_text() + "- [2026-07-22 10:00:00] typed in an editor\n")
+    person.save(None, "the global memory moves too", "archival")
+    said = run_oryxtui("chat", *root, "--agent", "ops", "remember that the freeze starts Friday")
+    assert said.returncode == 0, said.stderr
+    with sqlite3.connect(here.db_path) as db:
+        ((session_id,),) = db.execute("SELECT session_id FROM sessions").fetchall()
+    conversations = [
+        ("sessions", "list", "--agent", "ops"),
+        ("sessions", "show", session_id),
+        ("sessions", "show", session_id, "--turn", "0", "--prompt"),
+        ("sessions", "search", "--agent", "ops", "freeze"),
+    ]
+
+    def seen(env: dict | None = None) -> dict:
+        views = {}
+        for name in (None, "ops"):
+            who = agent_args(name)
+            for command in (("show",), ("log",), ("review",)):
+                shown = run_oryxtui("memory", *command, *root, *who, "--json", env=env)
+                assert shown.returncode == 0, shown.stderr
+                views[(name, command)] = shown.stdout.replace(
+                    '"backend": "postgres"', '"backend": "markdown"'
+                )  # where it lives is the one thing that differs
+        for command in conversations:
+            shown = run_oryxtui(*command, *root, "--json", env=env)
+            assert shown.returncode == 0, shown.stderr
+            views[command] = shown.stdout
+        return views
+
+    before = seen()
+    moved = run_oryxtui("db", "migrate", *root, "--to", database_url, "--json")
+    assert moved.returncode == 0, moved.stderr
+    assert json.loads(moved.stdout)["history_carried"]["ops"] >= 9
+    after = seen(on_database(database_url))
+    for key, text in before.items():
+        assert after[key] == text, key
+    # Life goes on there: the next change follows the last one moved, and nothing is taken
+    # for an outside edit.
+    was = [json.loads(line) for line in before[("ops", ("log",))].splitlines()]
+    env = on_database(database_url)
+    assert run_oryxtui("memory", "save", *root, "--agent", "ops", "later", env=env).returncode == 0
+    log = run_oryxtui("memory", "log", *root, "--agent", "ops", "--json", env=env).stdout
+    now = [json.loads(line) for line in log.splitlines()]
+    assert now[1:] == was and now[0]["n"] == was[0]["n"] + 1 and now[0]["op"] == "save"

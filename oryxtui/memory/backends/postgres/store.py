@@ -9,18 +9,20 @@ change. The triggers of the schema tell every listening process which agent chan
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from oryxtui import notices
 from oryxtui.errors import DatabaseError, MemoryWriteError, Unreachable
-from oryxtui.memory.backends.postgres.history import TableHistory
-from oryxtui.memory.backends.rows import like_pattern
-from oryxtui.memory.backends.table import Body, Connection, Result, TableStore
-from oryxtui.memory.format import TIME_FORMAT, Clock
+from oryxtui.memory.backends.postgres.history import TABLE, TableHistory
+from oryxtui.memory.backends.rows import SCOPES, like_pattern
+from oryxtui.memory.backends.table import INSERT, Body, Connection, Result, TableStore
+from oryxtui.memory.format import TIME_FORMAT, Clock, MemoryEntry
 from oryxtui.memory.history import Log, Record
 from oryxtui.memory.store import Watch
 from oryxtui.postgres import Postgres
@@ -176,6 +178,52 @@ class PostgresMemoryStore(TableStore):
         agents = sorted(name for name in names if is_valid_agent_name(name))
         notices.skipped(len(names) - len(agents), "agent name", self.where)
         return agents
+
+
+def adopt(
+    store: PostgresMemoryStore,
+    agent: str | None,
+    entries: Sequence[MemoryEntry],
+    records: Sequence[Record],
+) -> bool:
+    """Take over a memory moved from its files with its history as it is: the entries as
+    rows (in their order) and every record of the history with its number, so the log,
+    origins, review decisions and digests read as before. Only into an agent the database
+    holds neither memory nor history of (False: nothing written)."""
+    name = agent or GLOBAL_AGENT
+    try:
+        with store.database.transaction() as connection:
+            _lock(connection, name)
+            ((held,),) = connection.execute(
+                "SELECT (SELECT count(*) FROM memory_entries WHERE agent_name = %s)"
+                f" + (SELECT count(*) FROM {TABLE} WHERE agent_name = %s)",
+                (name, name),
+            ).fetchall()
+            if held:
+                return False
+            now = datetime.now().astimezone()
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    store._sql(INSERT),
+                    [
+                        (name, SCOPES[e.scope], e.content, stamped(e.time) if e.time else now)
+                        for e in entries
+                    ],
+                )
+            if records:
+                # The last record names the memory as it now is: the rows, not the file.
+                last = replace(records[-1], signature=store._signature(connection, agent))
+                with connection.cursor() as cursor:
+                    cursor.executemany(
+                        f"INSERT INTO {TABLE} (agent_name, n, record) VALUES (%s, %s, %s)",
+                        [
+                            (name, r.n, json.dumps(r.stored(), ensure_ascii=False))
+                            for r in [*records[:-1], last]
+                        ],
+                    )
+    finally:
+        store.history.forget(name)
+    return True
 
 
 def _lock(connection: Connection, agent: str) -> None:
