@@ -20,6 +20,7 @@ from oryxtui.memory.admission import Admission
 from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
 from oryxtui.memory.backends.postgres.store import PostgresMemoryStore, adopt, stamped
 from oryxtui.memory.backends.rows import SCOPE_OF, time_text
+from oryxtui.memory.backends.sqlite import SqliteMemoryStore
 from oryxtui.memory.format import (
     Clock,
     MemoryEntry,
@@ -29,6 +30,7 @@ from oryxtui.memory.format import (
 )
 from oryxtui.memory.history import Actor
 from oryxtui.memory.service import MemoryService
+from oryxtui.memory.store import Recorded
 from oryxtui.postgres import Postgres
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
@@ -214,6 +216,8 @@ def _plan_agent(
             except UsageError as exc:
                 why = str(exc)
         found.refused.append((table, f"{agent} entry {number}", why))
+    if not admitted:
+        return  # an empty memory (a file with only its headers) brings nothing
     found.agents.setdefault(agent, AgentPlan()).sources.append((table, where, admitted))
 
 
@@ -266,22 +270,27 @@ def migrate(
             _copy_vectors(source, database, done)
         finally:
             source.close()
-    markdown = MarkdownMemoryStore(workspace, clock=clock)
+    # Where each source's history is: MEMORY.md files' journals, or those of oryxos.db's rows.
+    histories: dict[str, Recorded] = {
+        "MEMORY.md": MarkdownMemoryStore(workspace, clock=clock),
+        "memory_entries": SqliteMemoryStore(workspace, clock=clock),
+    }
     for name, agent in planned.agents.items():
         agent_name = None if name == GLOBAL_AGENT else name
         for table, where, entries in agent.sources:
-            if table == "MEMORY.md" and len(agent.sources) == 1 and not agent.there + agent.others:
-                # New to the database: moved with its whole history, as it is (an edit made
+            if table == "memory_entries":
+                done.admitted[name] = len(entries)
+            if len(agent.sources) == 1 and not agent.there + agent.others:
+                # New to the database: moved with its whole history, as it is (a change made
                 # outside oryxtui since it last looked is recorded first, as found).
-                markdown.reconcile(agent_name)
-                records = markdown.changes(agent_name).records
+                history = histories[table]
+                history.reconcile(agent_name)
+                records = history.changes(agent_name).records
                 if adopt(target, agent_name, entries, records):
                     done.add(table, len(entries), 0)
                     done.carried[name] = len(records)
                     continue
-            written = _import(memory, agent_name, entries, where, table, done)
-            if table == "memory_entries":
-                done.admitted[name] = written
+            _import(memory, agent_name, entries, where, table, done)
     if workspace.db_path.exists():
         source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
         try:

@@ -4,6 +4,7 @@ workspace in, and a database that cannot be reached — against a real PostgreSQ
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sqlite3
 from pathlib import Path
@@ -539,21 +540,25 @@ def test_migrate_moves_memory_by_default_plans_merges_and_never_overwrites_a_ses
     assert json.loads(again.stdout)["copied"].get("MEMORY.md", 0) == 0  # nothing twice
 
 
+@pytest.mark.parametrize("backend", ["markdown", "sqlite"])
 def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
-    tmp_path: Path, database_url: str
+    tmp_path: Path, database_url: str, backend: str
 ) -> None:
     """A workspace that has lived — saves by a person and by an agent's turn (one approved,
     one waiting), edits, a move, a delete and its bring-back, an edit made outside oryxtui —
-    moved to the database: for every agent, what `memory show`, `memory log` and `memory
-    review` say (ids, times, order, actors, sessions and turns, review state) is the same."""
+    moved to the database from its files or from oryxos.db: for every agent, what `memory
+    show`, `memory log` and `memory review` say (ids, times, order, actors, sessions and
+    turns, review state) is the same, and so are its sessions and their recorded prompts."""
     from oryxtui.memory.history import Actor
     from oryxtui.workspace import init_workspace
 
     here = init_workspace(tmp_path / "lived")
+    here.config_path.write_text(f'[memory]\nbackend = "{backend}"\n')
     make_agent(here, "ops")
     root = ("--root", str(here.root))
-    person = MemoryService.open(here, Settings(), fixed_clock)
-    agent = MemoryService.open(here, Settings(), fixed_clock, Actor("agent", "web:u:ops", 3))
+    settings = Settings.model_validate({"memory": {"backend": backend}})
+    person = MemoryService.open(here, settings, fixed_clock)
+    agent = MemoryService.open(here, settings, fixed_clock, Actor("agent", "web:u:ops", 3))
     person.save("ops", "deploys are on Tuesday", "core")
     kept = person.save("ops", "the pager rota is in Notion", "archival")
     typo = person.save("ops", "Ravi leeds Falcon", "archival")
@@ -566,8 +571,16 @@ def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
     approved = agent.save("ops", "the user prefers short answers", "archival")
     agent.save("ops", "the user is on call this week", "archival")
     person.approve("ops", [approved.id])
-    memory_file = here.memory_file("ops")
-    memory_file.write_text(memory_file.read_text() + "- [2026-07-22 10:00:00] typed in an editor\n")
+    if backend == "markdown":  # an edit outside oryxtui: by hand, or another program's row
+        memory_file = here.memory_file("ops")
+        typed = "- [2026-07-22 10:00:00] typed in an editor\n"
+        memory_file.write_text(memory_file.read_text() + typed)
+    else:
+        with sqlite3.connect(here.db_path) as db:
+            db.execute(
+                "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                " VALUES ('ops', 'ARCHIVAL', 'written by upstream', '2026-07-22 10:00:00')"
+            )
     person.save(None, "the global memory moves too", "archival")
     said = run_oryxtui("chat", *root, "--agent", "ops", "remember that the freeze starts Friday")
     assert said.returncode == 0, said.stderr
@@ -587,9 +600,8 @@ def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
             for command in (("show",), ("log",), ("review",)):
                 shown = run_oryxtui("memory", *command, *root, *who, "--json", env=env)
                 assert shown.returncode == 0, shown.stderr
-                views[(name, command)] = shown.stdout.replace(
-                    '"backend": "postgres"', '"backend": "markdown"'
-                )  # where it lives is the one thing that differs
+                # Where it lives is the one thing that differs.
+                views[(name, command)] = re.sub(r'"backend": "\w+"', "", shown.stdout)
         for command in conversations:
             shown = run_oryxtui(*command, *root, "--json", env=env)
             assert shown.returncode == 0, shown.stderr
