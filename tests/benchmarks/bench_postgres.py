@@ -8,7 +8,9 @@ Run: python tests/benchmarks/bench_postgres.py
 - a save in one process → shown on another process's dashboard (p50/p95), announced by
   LISTEN/NOTIFY; baseline: the same dashboard seeing a MEMORY.md change through its file
   watcher;
-- `db migrate` of 100,000 memory entries from an oryxos.db; baseline: reading them.
+- `db migrate` of 100,000 memory entries from an oryxos.db; baseline: reading them;
+- `db migrate` of a lived workspace: 100,000 entries in MEMORY.md files with 10,000 history
+  records, moved with their history; baseline: reading the files and histories.
 """
 
 from __future__ import annotations
@@ -205,6 +207,68 @@ def migrate_figures(server: PostgresServer) -> dict[str, object]:
     }
 
 
+LIVED_AGENTS = 10
+LIVED_SAVES = 1_000  # per agent: 10,000 history records in all
+
+
+def migrate_lived(server: PostgresServer) -> dict[str, object]:
+    """`db migrate` of a workspace that has lived: 10 agents' MEMORY.md files, 100,000 entries
+    with 10,000 single saves among them (each a history record) and one import each; the
+    history moves with them. Baseline: reading the source — every file and its history."""
+    from oryxtui.config import DatabaseSettings, Settings
+    from oryxtui.memory import MemoryService
+    from oryxtui.memory.backends.markdown.store import MarkdownMemoryStore
+    from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_line
+    from oryxtui.memory.migration import migrate
+    from oryxtui.postgres import Postgres
+    from oryxtui.workspace import init_workspace
+    from tests.support import make_agent
+
+    per_agent = MIGRATE_ENTRIES // LIVED_AGENTS - LIVED_SAVES
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = init_workspace(Path(folder) / "lived")
+        service = MemoryService.open(workspace, Settings())
+        for number in range(LIVED_AGENTS):
+            agent = f"agent{number}"
+            make_agent(workspace, agent)
+            bulk: list[MemoryEntry] = [
+                entry_from_line(
+                    entry_line("2026-11-01 09:00:00", f"{agent} note {i} about deploys and tea"),
+                    Scope.ARCHIVAL,
+                )
+                for i in range(per_agent)
+            ]
+            service.import_entries(agent, bulk, "the benchmark")
+            for i in range(LIVED_SAVES):
+                service.save(agent, f"{agent} saved fact {i}", "archival")
+        started = time.perf_counter()
+        markdown = MarkdownMemoryStore(workspace)
+        entries = records = 0
+        for number in range(LIVED_AGENTS):
+            read = markdown.read(f"agent{number}")
+            entries += len(read.core) + len(read.archival)
+            records += len(markdown.changes(f"agent{number}").records)
+        reading = time.perf_counter() - started
+        database = Postgres(DatabaseSettings(url=server.database()))
+        started = time.perf_counter()
+        done = migrate(workspace, database, memory_files=True)
+        first = time.perf_counter() - started
+        started = time.perf_counter()
+        again = migrate(workspace, database, memory_files=True)
+        second = time.perf_counter() - started
+        database.close()
+    assert entries == MIGRATE_ENTRIES == done.copied["MEMORY.md"]
+    assert sum(done.carried.values()) == records and again.copied.get("MEMORY.md", 0) == 0
+    return {
+        "entries": entries,
+        "history_records": records,
+        "migrate_s": round(first, 2),
+        "migrate_again_s": round(second, 2),
+        "baseline_read_s": round(reading, 3),
+        "target_s": 30,
+    }
+
+
 RECALLER = """
 import json, sys, time
 from pathlib import Path
@@ -312,6 +376,7 @@ def run() -> dict[str, object]:
             "saves": saves_per_second(server),
             "live": asyncio.run(live_latency(server)),
             "migrate": migrate_figures(server),
+            "migrate_lived": migrate_lived(server),
             "recall": recall_100k(server),
         }
     finally:
