@@ -41,6 +41,15 @@ _BY_STATUS: dict[int, type[OryxError]] = {
 }
 
 
+# What a lost connection was, in words.
+_LOST: dict[type[Exception], str] = {
+    httpx.ConnectTimeout: "no answer to connect",
+    httpx.ReadTimeout: "no answer in time",
+    httpx.WriteTimeout: "no answer in time",
+    httpx.PoolTimeout: "no answer in time",
+}
+
+
 class ServerUnreachable(Unreachable):
     """The server does not answer (down, the network, a wrong URL): what was read last is
     still worth showing (exit code 1, HTTP 503, as a database out of reach)."""
@@ -99,6 +108,7 @@ class Server:
         )
         self.key = key
         self._streams: set[httpx.Response] = set()  # open now, closed by `interrupt`
+        self.answered = False  # it has answered once: losing it now is its going away
 
     def close(self) -> None:
         self.interrupt()
@@ -142,6 +152,7 @@ class Server:
                 content = self._whole(response)
         except (httpx.TransportError, httpx.StreamClosed) as exc:
             raise self.unreachable(exc) from None
+        self.answered = True
         return self.data(response, content)
 
     def _whole(self, response: httpx.Response) -> bytes:
@@ -196,7 +207,17 @@ class Server:
         return answer.get("data")
 
     def unreachable(self, error: Exception) -> ServerUnreachable:
-        reason = type(error).__name__ if not str(error) else str(error)
+        """One sentence for a server lost, in words (the transport's own text — "incomplete
+        chunked read" — is no help): one that answered before went away; one never reached
+        may be down or wrongly named."""
+        reason = _LOST.get(type(error), "the connection broke")
+        if isinstance(error, httpx.ConnectError):
+            reason = "connection refused"
+        if self.answered:
+            return ServerUnreachable(
+                f"The server {self.name} went away ({reason}); what it showed last stays, "
+                "and oryxtui reconnects when it is back."
+            )
         return ServerUnreachable(
             f"The server {self.name} cannot be reached ({reason}); check that it runs and "
             "that the URL is right."

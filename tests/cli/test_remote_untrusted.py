@@ -146,3 +146,35 @@ def test_serve_over_tls_and_a_remote_trusting_its_certificate(
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
         trusted = cli("memory", "show", "--agent", "ops", "--remote", "tls")
         assert trusted.code == 0 and "## 核心记忆" in trusted.stdout
+
+
+def test_a_server_that_went_away_is_said_so_in_words() -> None:
+    """Never reached: down or wrongly named. Reached, then gone: it went away (and oryxtui
+    reconnects) — in words, never the transport's own text."""
+    from oryxtui.errors import OryxError
+    from tests.local_http import JsonHandler, LocalHttpServer
+
+    class Answers(LocalHttpServer):
+        def _handler(self) -> type[JsonHandler]:
+            class Handler(JsonHandler):
+                def do_GET(self) -> None:
+                    self.reply_json(200, {"code": 0, "data": {"agents": []}})
+
+            return Handler
+
+    never = Server("http://127.0.0.1:9", name="nowhere")
+    with pytest.raises(OryxError) as first:
+        never.get("/agents")
+    assert str(first.value) == (
+        "The server nowhere cannot be reached (connection refused); check that it runs and "
+        "that the URL is right."
+    )
+    with Answers() as served:
+        server = Server(served.base_url, name="prod")
+        assert server.get("/agents") == {"agents": []}
+    with pytest.raises(OryxError) as gone:
+        server.get("/agents")
+    assert str(gone.value) == (
+        "The server prod went away (connection refused); what it showed last stays, and "
+        "oryxtui reconnects when it is back."
+    )
