@@ -35,7 +35,7 @@ from oryxtui.api.streams import StreamSlots
 from oryxtui.api.streams import router as streams_router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
-from oryxtui.errors import DatabaseError, OryxError, UsageError
+from oryxtui.errors import DatabaseError, OryxError, Unreachable, UsageError
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor, current_actor
@@ -180,6 +180,8 @@ def create_api(
 
     @api.exception_handler(OryxError)
     async def oryx_error(_: Request, exc: OryxError) -> JSONResponse:
+        if isinstance(exc, Unreachable):  # its advice ("check the url…") is the operator's
+            return unavailable(exc)
         return failure(exc.http_status, str(exc))
 
     @api.exception_handler(RequestValidationError)

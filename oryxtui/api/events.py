@@ -22,6 +22,7 @@ from typing import Any
 
 KEEP = 10_000
 INTERNAL = frozenset({"keys"})  # kinds the server tells itself, never a client
+EVERYONE = frozenset({"reset", "agents", "store"})  # kinds every stream is told, whatever its reach
 _EVENT_ID = re.compile(r"([0-9a-f]{8})\.([0-9]{1,18})")
 
 
@@ -51,6 +52,15 @@ class EventLog:
         self._last = 0
         self._lock = threading.Lock()
         self._bells: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+        # The shared database this server reads is out of reach (its listener lost it): told
+        # to every stream as a `store` event, and to a new one in its first event.
+        self.store_down = False
+
+    def store(self, down: bool) -> None:
+        """Tell every stream the shared database went out of reach, or came back."""
+        if down != self.store_down:
+            self.store_down = down
+            self.publish("store", state="down" if down else "up")
 
     @property
     def last(self) -> int:

@@ -247,12 +247,14 @@ class EventFeed:
 
         def lost(sentence: str) -> None:
             log.warning("%s The event stream resumes when it is back.", sentence)
+            self.events.store(down=True)
 
         store.listen(stopped, hints.add, lost)
 
     def _follow(self, hint: Hint) -> None:
         """One hint, read again before anything is told."""
         if hint is None:  # (re)connected, or too many hints: what happened is unknown
+            self.events.store(down=False)
             self.events.publish("reset")
             self.keys_changed()
             return

@@ -17,7 +17,7 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from oryxtui.api.auth import Authenticator
-from oryxtui.api.events import INTERNAL, Event, EventLog
+from oryxtui.api.events import EVERYONE, INTERNAL, Event, EventLog
 from oryxtui.api.keys import Caller
 from oryxtui.api.keys import Scope as KeyScope
 from oryxtui.api.routes import _FAILURES, caller_of, reaches
@@ -98,7 +98,9 @@ async def events(
     """What changes, as Server-Sent Events, each `data` a JSON object with its `kind`:
     `memory` (with `change`: n, op, actor, … where the history has it), `agents`, `session`,
     `index`, `hello` (the first event of a new connection) and `reset` (reload everything:
-    what happened since the id you sent is not held). Send the last id you saw as
+    what happened since the id you sent is not held), and `store` (`state`: "down" when the
+    shared database this server reads went out of reach, "up" when it is back; a first event
+    says `"store": "down"` while it is out). Send the last id you saw as
     `Last-Event-ID` (or `since`) to resume with nothing missed. A comment line every
     `[api] heartbeat_seconds` keeps proxies from closing a quiet stream. Only the agents
     the key reaches are told. A stream ends when its key is revoked or changed; a key may
@@ -121,7 +123,8 @@ async def events(
         n = log.last if start is None else start
         yield "retry: 1000\n\n"
         if start is None:  # a new client, or one that cannot resume: from here on
-            yield sse(log.id_of(n), {"kind": "reset" if asked else "hello", "stream": log.stream})
+            first = {"kind": "reset" if asked else "hello", "stream": log.stream}
+            yield sse(log.id_of(n), first | ({"store": "down"} if log.store_down else {}))
         while True:
             told = log.after(n)
             if told is None:  # the client fell further behind than the log holds
@@ -133,7 +136,7 @@ async def events(
                 n = event.n
                 if event.kind in INTERNAL:
                     check = True
-                elif event.kind in ("reset", "agents") or reaches(caller, workspace, event.agent):
+                elif event.kind in EVERYONE or reaches(caller, workspace, event.agent):
                     yield told_as_sse(log.id_of(n), event)
             if check and not await still_allowed():
                 return  # revoked or changed: the client reconnects and is told why

@@ -50,6 +50,17 @@ _LOST: dict[type[Exception], str] = {
 }
 
 
+def _not_connected(text: str) -> str:
+    """Why a connection could not be made, in words."""
+    if "CERTIFICATE" in text.upper() or "SSL" in text.upper():
+        return "its TLS certificate is not trusted here; name its CA as ca_cert in [remotes]"
+    if "refused" in text.lower():
+        return "connection refused"
+    if "name" in text.lower() and ("known" in text.lower() or "resolution" in text.lower()):
+        return "its host name is unknown"
+    return "no connection"
+
+
 class ServerUnreachable(Unreachable):
     """The server does not answer (down, the network, a wrong URL): what was read last is
     still worth showing (exit code 1, HTTP 503, as a database out of reach)."""
@@ -212,7 +223,7 @@ class Server:
         may be down or wrongly named."""
         reason = _LOST.get(type(error), "the connection broke")
         if isinstance(error, httpx.ConnectError):
-            reason = "connection refused"
+            reason = _not_connected(str(error))
         if self.answered:
             return ServerUnreachable(
                 f"The server {self.name} went away ({reason}); what it showed last stays, "

@@ -29,6 +29,7 @@ from oryxtui.remote.talk import RemoteProvider
 SEP = "@"
 RECONNECTING = "reconnecting…"
 REFUSED = "key refused"
+STORE_DOWN = "its database is out of reach"
 BACKOFF_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 READ_TIMEOUT_SECONDS = 60.0  # 4 heartbeats: a server gone without a word is noticed by then
 
@@ -132,7 +133,7 @@ class Fleet:
                     for event_id, data in events(lines):
                         if stop.is_set():
                             return
-                        if failures or self.state[server] is not None:
+                        if failures or self.state[server] in (RECONNECTING, REFUSED):
                             failures = 0
                             self._set_state(server, None, heard)
                         last_id = event_id or last_id
@@ -161,8 +162,16 @@ class Fleet:
             heard((kind, qualified(server, agent)))
         elif kind == "agents":
             heard(("agents", None))
-        elif kind == "reset":  # what happened since is not known: read everything again
-            heard(None)
+        elif kind == "store":  # the server's shared database went out of reach, or came back
+            down = data.get("state") == "down"
+            self._set_state(server, STORE_DOWN if down else None, heard)
+            if not down:
+                heard(None)
+        elif kind in ("reset", "hello"):
+            if data.get("store") == "down":
+                self._set_state(server, STORE_DOWN, heard)
+            if kind == "reset":  # what happened since is not known: read everything again
+                heard(None)
 
 
 class FleetMemory:

@@ -138,3 +138,42 @@ def test_attach_in_a_terminal_shows_each_server_and_follows_it(
         terminal.wait(lambda: "typed on the server's host" in terminal.screen(), "the new entry")
         terminal.keys("q")
         terminal.wait(lambda: not terminal.alive(), "quit")
+
+
+async def test_a_server_whose_database_is_down_is_marked_and_says_so_plainly(
+    tmp_path: Path,
+) -> None:
+    """The server's shared database dies: the attached dashboard marks that server at once
+    (not only when a save fails), a save through it is one plain sentence with no advice
+    meant for the server's operator, and when the database is back the mark goes."""
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.postgres import Postgres
+    from oryxtui.remote.fleet import STORE_DOWN
+    from tests.postgres_server import PostgresServer
+
+    database = PostgresServer()
+    try:
+        url = database.database()
+        setup = Postgres(DatabaseSettings(url=url))
+        setup.upgrade()
+        setup.close()
+        env = on_database(url)
+        here = init_workspace(tmp_path / "here")
+        make_agent(here, "ops")
+        save(here, "ops", "before the outage", env=env)
+        with ServeProcess(here.root, env=env) as served:
+            app = attach({"prod": served.url})
+            async with app.run_test(size=(140, 40)) as pilot:
+                agents = agent_list(app)
+                await wait_for(pilot, lambda: "ops@prod" in agents.order)
+                database.kill()
+                await wait_for(pilot, lambda: agents.servers.get("prod") == STORE_DOWN)
+                with served.client() as client:
+                    refused = client.post("/api/v1/agents/ops/memory", json={"content": "x"})
+                assert refused.status_code == 503, refused.text
+                message = refused.json()["message"]
+                assert "unavailable just now" in message and "database.url" not in message
+                database.restart()
+                await wait_for(pilot, lambda: agents.servers.get("prod") is None, timeout=60)
+    finally:
+        database.stop()
