@@ -77,7 +77,9 @@ def status(args: argparse.Namespace) -> int:
     elif found["pgvector_available"]:
         vector = "pgvector available, not enabled (db upgrade enables it)"
     else:
-        vector = "no pgvector on this server (recall by meaning works without it, slower)"
+        vector = (
+            "no pgvector on this server: oryxtui's tables need it (install it, then db upgrade)"
+        )
     lines = [
         f"{found['url']} — PostgreSQL {found['server']}, {vector}",
         f"schema version {found['schema_version']} (this oryxtui: {found['schema_expected']})",
