@@ -201,6 +201,10 @@ class FleetMemory:
                 continue
         return ranked
 
+    def refusal(self, name: str | None, doing: str) -> str | None:
+        memory, agent = self._on(name)
+        return memory.refusal(agent, doing)
+
     def stored_agents(self) -> list[str]:
         return []
 

@@ -189,6 +189,16 @@ class RemoteMemory:
     def embeds(self) -> bool:
         return False  # the server indexes; nothing to keep here
 
+    def refusal(self, agent: str | None, doing: str) -> str | None:
+        """Why this key cannot do it, known from the server's /info (read when its agents are
+        listed; never fetched here: the dashboard asks on every redraw)."""
+        if (self._info or {}).get("scope") == "read":
+            return (
+                f"The key for {self.server.name} is read-only: {doing} needs a key with the "
+                "write scope (`oryxtui keys create NAME --scope write` on the server)."
+            )
+        return None
+
     def stored_agents(self) -> list[str]:
         return []
 

@@ -4,13 +4,14 @@ conversations and loop, so every handler runs unchanged."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from oryxtui.config import load_user_settings
-from oryxtui.errors import UsageError
+from oryxtui.errors import OryxError, UsageError
 from oryxtui.remote.client import Server
 from oryxtui.remote.memory import RemoteMemory
 from oryxtui.remote.talk import RemoteLoop
@@ -78,6 +79,8 @@ class RemoteWorkspace:
         return self._agents
 
     def list_agents(self) -> list[str]:
+        with contextlib.suppress(OryxError):  # what this key may do, known before anyone asks
+            self.memory.info()
         return sorted(self._listed(fresh=True))
 
     def memories(self) -> list[str | None]:

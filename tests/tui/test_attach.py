@@ -145,14 +145,12 @@ async def test_what_a_server_refuses_is_one_sentence_in_the_dashboard(
     app = OryxApp.attached(Fleet([Server(url, key.stdout.strip(), name="one")]), user="tester")
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: showing(app, "alpha@one"))
-        await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await paste(pilot, "not allowed")
-        await pilot.press("enter")
-        error = app.screen.query_one("#save-error", Static)
-        await wait_for(pilot, lambda: "needs write" in str(error.render()))
-        assert key.stdout.strip() not in str(error.render())
-        await pilot.press("escape")
+        await pilot.press("s")  # known before typing: said at once, no dialog to refuse later
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+        assert any("read-only" in text for text in said), said
+        assert all(key.stdout.strip() not in text for text in said)
+        assert not isinstance(app.focused, Input)
     assert memory_file.read_bytes() == before
 
 
@@ -217,3 +215,54 @@ async def test_a_change_on_either_server_shows_at_once(servers: dict[str, tuple]
         await wait_for(pilot, lambda: agents.summaries["solo@two"].archival_count == 2)
         cli("agents", "new", "fresh", "--root", str(two.root))
         await wait_for(pilot, lambda: "fresh@two" in agents.order)
+
+
+async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Attached with a read key: saving, editing, moving and deleting are dimmed in the
+    footer, and their keys (and the palette) say at once that the key is read-only — no save
+    dialog opens to refuse only after typing. A write key on another server keeps them."""
+    from oryxtui.tui.commands import dashboard_commands
+    from oryxtui.tui.screens.dashboard import DashboardScreen
+    from oryxtui.tui.screens.save_entry import SaveEntryScreen
+
+    workspace = init_workspace(tmp_path_factory.mktemp("ro"))
+    (make_agent(workspace, "ops") / "MEMORY.md").write_text(
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- [2026-07-21 09:00:00] ops note\n"
+    )
+    reader = cli("keys", "create", "viewer", "--scope", "read", "--root", str(workspace.root))
+    writer = cli("keys", "create", "alice", "--scope", "write", "--root", str(workspace.root))
+    with ServeProcess(workspace.root) as served:
+        fleet = Fleet(
+            [
+                Server(served.url, key=reader.stdout.strip(), name="ro"),
+                Server(served.url, key=writer.stdout.strip(), name="rw"),
+            ]
+        )
+        app = OryxApp.attached(fleet, user="tester")
+        async with app.run_test(size=(160, 45)) as pilot:
+            agents = agent_list(app)
+            await wait_for(pilot, lambda: "ops@ro" in agents.order and "ops@rw" in agents.order)
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            screen.show_agent("ops@ro")
+            await wait_for(pilot, lambda: archival_pane(app).view.row_count == 1)
+            assert screen.check_action("save_entry", ()) is False
+            assert screen.check_action("delete_entry", ()) is False
+            assert screen.check_action("recall", ()) is True  # reading is not a change
+            await pilot.press("s")
+            await pilot.pause()
+            assert not isinstance(app.screen, SaveEntryScreen)
+            said = [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+            assert any("read-only" in text and "write scope" in text for text in said), said
+            (save,) = [
+                run for title, _, run in dashboard_commands(screen) if title == "Save an entry"
+            ]
+            save()
+            await pilot.pause()
+            assert not isinstance(app.screen, SaveEntryScreen)
+            screen.show_agent("ops@rw")
+            await wait_for(pilot, lambda: screen.check_action("save_entry", ()) is True)
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(app.screen, SaveEntryScreen))

@@ -155,6 +155,11 @@ class ServiceBase:
         """How a viewer learns that memory changed (files, the database, or by asking)."""
         return self.store.watch
 
+    def refusal(self, agent: str | None, doing: str) -> str | None:
+        """Why `doing` (saving, editing, …) cannot be done to the agent's memory here, said
+        before anyone types (None: it can). A workspace's own memory: always can."""
+        return None
+
     def stored_agents(self) -> list[str]:
         """Agents whose memory is in the store though this workspace may have no folder for
         them (a shared database); none for stores kept per workspace."""

@@ -70,6 +70,24 @@ NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on dema
 SMALL_WIDTH = 100  # below this, a narrower agent list
 SIDE_WIDTHS = (30, 42, 55, 70)  # the chat/prompt column, in % of the width ([ and ] step)
 FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
+# The actions that change the memory shown, with what each is called in a refusal, and keys.
+CHANGES = {
+    "save_entry": "saving",
+    "edit_entry": "editing an entry",
+    "move_entry": "moving an entry",
+    "delete_entry": "deleting an entry",
+    "consolidate": "writing a digest",
+    "restore": "bringing entries back",
+    "accept": "accepting a removal",
+    "chat": "chatting (a turn saves to memory)",
+}
+CHANGE_KEYS = {
+    "s": "save_entry",
+    "i": "edit_entry",
+    "m": "move_entry",
+    "x": "delete_entry",
+    "c": "chat",
+}
 
 
 class KeysFooter(Footer):
@@ -275,6 +293,7 @@ class DashboardScreen(Screen[None]):
     def watch_selected(self, agent: Selection) -> None:
         if isinstance(agent, Unselected):
             return
+        self.refresh_bindings()  # another server's agent: another key, other changes allowed
         self.sub_title = "global memory" if agent is None else agent
         self.pacer.request(agent)
 
@@ -376,7 +395,12 @@ class DashboardScreen(Screen[None]):
         self.set_class(event.size.width < SMALL_WIDTH, "small")
 
     def on_key(self, event: events.Key) -> None:
-        """Escape goes back to the memory panes, so single-key actions work again."""
+        """Escape goes back to the memory panes, so single-key actions work again; a key
+        whose change is dimmed (not allowed here) still answers: with why."""
+        action = CHANGE_KEYS.get(event.key)
+        if action is not None and self.refused(action):
+            event.stop()
+            return
         focused = self.focused
         if event.key != "escape" or focused is None:
             return
@@ -424,6 +448,8 @@ class DashboardScreen(Screen[None]):
     # Actions ----------------------------------------------------------------------------------
 
     def action_chat(self) -> None:
+        if self.refused("chat"):
+            return
         self._open_side("chat-tab")
         self.chat_pane.focus_input()
 
@@ -436,7 +462,7 @@ class DashboardScreen(Screen[None]):
 
     def action_save_entry(self) -> None:
         agent = self.selected
-        if isinstance(agent, Unselected):
+        if isinstance(agent, Unselected) or self.refused("save_entry"):
             return
 
         def saved(entry: MemoryEntry | None) -> None:
@@ -470,7 +496,7 @@ class DashboardScreen(Screen[None]):
 
     def action_consolidate(self) -> None:
         """A digest of what left the window since the last one: previewed, then written."""
-        if not isinstance(self.selected, Unselected):
+        if not isinstance(self.selected, Unselected) and not self.refused("consolidate"):
             self._preview_digest(self.selected)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="digest")
@@ -585,13 +611,16 @@ class DashboardScreen(Screen[None]):
     # Steering: the memory view changes what it shows; the keys are the screen's -------------
 
     def action_edit_entry(self) -> None:
-        self.memory_view.edit_entry()
+        if not self.refused("edit_entry"):
+            self.memory_view.edit_entry()
 
     def action_delete_entry(self) -> None:
-        self.memory_view.delete_entry()
+        if not self.refused("delete_entry"):
+            self.memory_view.delete_entry()
 
     def action_move_entry(self) -> None:
-        self.memory_view.move_entry()
+        if not self.refused("move_entry"):
+            self.memory_view.move_entry()
 
     def action_remove_duplicates(self) -> None:
         self.memory_view.remove_duplicates()
@@ -641,10 +670,25 @@ class DashboardScreen(Screen[None]):
         self.memory_view.edit_file()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Restore and accept are in the footer only while something is lost."""
+        """Restore and accept are in the footer only while something is lost; what the
+        memory shown cannot take (a read-only key) is there, dimmed."""
         if action in ("restore", "accept"):
-            return bool(self.memory_view.lost_count)
-        return True
+            return bool(self.memory_view.lost_count) and not self.refusal(action)
+        return not self.refusal(action)
+
+    def refusal(self, action: str) -> str | None:
+        """Why a change to the memory shown is not allowed (None: it is, or it is no change)."""
+        doing = CHANGES.get(action)
+        if doing is None or isinstance(self.selected, Unselected):
+            return None
+        return self.service.refusal(self.selected, doing)
+
+    def refused(self, action: str) -> bool:
+        """Said at once, before any dialog: the change is not allowed here."""
+        why = self.refusal(action)
+        if why is not None:
+            tell(self, why, title="Read-only", severity="warning")
+        return why is not None
 
     @on(MemoryView.Steered)
     def _steered(self, event: MemoryView.Steered) -> None:
