@@ -453,6 +453,16 @@ class Postgres:
                 self._pool.close()
                 self._pool = None
 
+    def identity(self) -> str:
+        """An opaque id of this database (its cluster's system identifier and its name): the
+        same for every server on it, and no address or name of it in plain."""
+        import hashlib
+
+        ((system, name),) = self.query(
+            "SELECT system_identifier::text, current_database() FROM pg_control_system()"
+        )
+        return hashlib.sha256(f"{system}/{name}".encode()).hexdigest()[:16]
+
     # The schema.
 
     def version(self) -> int:

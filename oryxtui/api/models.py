@@ -218,3 +218,8 @@ class ServerInfo(BaseModel):
     caller: str | None = Field(description="the key's name (null: the server's token, or open)")
     scope: str = Field(description="read, write or admin")
     agents: list[str] | None = Field(description="the agent patterns the key is limited to")
+    store: str | None = Field(
+        None,
+        description="the shared database this server's memory is in, as an opaque id: two "
+        "servers with the same one show the same memory (null: this server's own)",
+    )

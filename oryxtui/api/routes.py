@@ -459,5 +459,18 @@ def info(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> Res
             caller=caller.name,
             scope=caller.scope.label,
             agents=list(caller.agents) if caller.agents is not None else None,
+            store=store_identity(memory),
         )
     )
+
+
+def store_identity(memory: MemoryService) -> str | None:
+    """Which shared database the memory is in (None: this server's own files or oryxos.db)."""
+    database = getattr(memory.store, "database", None)
+    identity = getattr(database, "identity", None)
+    if identity is None:
+        return None
+    try:
+        return str(identity())
+    except OryxError:
+        return None  # out of reach now: no grouping until it is back

@@ -69,6 +69,9 @@ class Fleet:
         self.root = ", ".join(place.root for place in self.places.values())
         self.state: dict[str, str | None] = dict.fromkeys(self.places)  # None: connected
         self._listed: dict[str, list[str]] = {name: [] for name in self.places}
+        # Servers on one shared database show one memory: each such server → the one whose
+        # agents are listed (the first named); its events are told as that one's.
+        self.same_as: dict[str, str] = {}
         self.memory = FleetMemory(self)
         self.loop = FleetLoop(self)
 
@@ -84,12 +87,28 @@ class Fleet:
         """Every server's agents, then its global memory, server by server (a server out of
         reach: what it listed last)."""
         names: list[str] = []
+        shown: dict[str, str] = {}  # a shared database's id → the server listing its agents
         for server, place in self.places.items():
             with contextlib.suppress(OryxError):  # out of reach: what it listed last
                 self._listed[server] = place.list_agents()
+            store = place.memory.store_id
+            if store is not None and store in shown:
+                self.same_as[server] = shown[store]  # the same memory: listed once
+                continue
+            self.same_as.pop(server, None)
+            if store is not None:
+                shown[store] = server
             names += [qualified(server, agent) for agent in self._listed[server]]
             names.append(qualified(server, None))
         return names
+
+    @property
+    def also(self) -> dict[str, list[str]]:
+        """Each listing server → the other servers on its shared database."""
+        found: dict[str, list[str]] = {}
+        for server, owner in self.same_as.items():
+            found.setdefault(owner, []).append(server)
+        return found
 
     def memories(self) -> list[str | None]:
         return list(self.list_agents())
@@ -156,6 +175,8 @@ class Fleet:
 
     def _tell(self, server: str, data: dict[str, Any], heard: Heard) -> None:
         kind = data["kind"]
+        if kind in ("memory", "session", "index"):  # on a shared database: the copy shown
+            server = self.same_as.get(server, server)
         agent = data.get("agent")
         agent = agent if isinstance(agent, str) else None
         if kind in ("memory", "session", "index"):

@@ -178,6 +178,13 @@ class RemoteMemory:
         return self._info
 
     @property
+    def store_id(self) -> str | None:
+        """The opaque id of the shared database the server's memory is in (from its /info as
+        read last; None: its own, or not known yet)."""
+        store = (self._info or {}).get("store")
+        return store if isinstance(store, str) and store else None
+
+    @property
     def backend(self) -> str:
         return str(self.info().get("backend") or "remote")
 

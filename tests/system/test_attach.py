@@ -177,3 +177,33 @@ async def test_a_server_whose_database_is_down_is_marked_and_says_so_plainly(
                 await wait_for(pilot, lambda: agents.servers.get("prod") is None, timeout=60)
     finally:
         database.stop()
+
+
+async def test_two_servers_on_one_database_are_shown_as_one_memory(
+    tmp_path: Path, database_url: str
+) -> None:
+    """`attach a b` where a and b serve one shared database: its agents are listed once (under
+    a, headed "a = b"), and a change made through b shows there, once."""
+    env = on_database(database_url)
+    here, there = init_workspace(tmp_path / "here"), init_workspace(tmp_path / "there")
+    for workspace in (here, there):
+        make_agent(workspace, "shared")
+    save(here, "shared", "before attaching", env=env)
+    elsewhere = init_workspace(tmp_path / "elsewhere")
+    make_agent(elsewhere, "solo")
+    with (
+        ServeProcess(here.root, env=env) as a,
+        ServeProcess(there.root, env=env) as b,
+        ServeProcess(elsewhere.root) as c,
+    ):
+        app = attach({"a": a.url, "b": b.url, "c": c.url})
+        async with app.run_test(size=(140, 40)) as pilot:
+            agents = agent_list(app)
+            await wait_for(pilot, lambda: "shared@a" in agents.order and "solo@c" in agents.order)
+            assert not [name for name in agents.order if str(name).endswith("@b")]
+            assert agents.also == {"a": ["b"]}
+            await wait_for(pilot, lambda: agents.summaries["shared@a"].archival_count == 1)
+            with b.client() as client:
+                saved = client.post("/api/v1/agents/shared/memory", json={"content": "via b"})
+            assert saved.status_code == 200, saved.text
+            await wait_for(pilot, lambda: agents.summaries["shared@a"].archival_count == 2)

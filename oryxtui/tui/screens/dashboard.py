@@ -284,6 +284,8 @@ class DashboardScreen(Screen[None]):
     def _agents_listed(self, event: AgentsListed) -> None:
         agents = self.agent_list
         agents.list_agents(event.names, getattr(self.workspace, "global_memory", True))
+        if hasattr(self.workspace, "also"):  # attached: which servers share one database
+            self._servers_changed()
         self._counts_wanted = True  # once the selected agent is on screen
         if self.selected in agents.order:
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
@@ -367,7 +369,9 @@ class DashboardScreen(Screen[None]):
 
     @on(ServersChanged)
     def _servers_changed(self) -> None:
-        self.agent_list.mark_servers(getattr(self.workspace, "state", {}))
+        self.agent_list.mark_servers(
+            getattr(self.workspace, "state", {}), getattr(self.workspace, "also", {})
+        )
 
     @on(WatchStarted)
     def _watch_started(self) -> None:

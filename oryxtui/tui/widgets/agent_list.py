@@ -101,6 +101,7 @@ class AgentList(OptionList):
         # What each row was drawn from, by option id, in order: (summary, changed, width).
         self._shown: dict[str, tuple[AgentSummary, bool, int] | tuple[str, str | None]] = {}
         self.servers: dict[str, str | None] = {}  # attached servers: None, or what is wrong
+        self.also: dict[str, list[str]] = {}  # a listed server → others on its database
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._expire_markers)
@@ -149,9 +150,13 @@ class AgentList(OptionList):
         """Show a marker beside the agent for a few seconds (its memory just changed)."""
         self._changed_at[agent] = self.clock()
 
-    def mark_servers(self, states: dict[str, str | None]) -> None:
-        """Which attached servers answer (None) and which are being reconnected to."""
+    def mark_servers(
+        self, states: dict[str, str | None], also: dict[str, list[str]] | None = None
+    ) -> None:
+        """Which attached servers answer (None) and which are being reconnected to; and the
+        servers that show the same memory as one listed (one shared database)."""
         self.servers = dict(states)
+        self.also = dict(also or {})
         self._redraw()
 
     def _index_of(self, agent: AgentName) -> int | None:
@@ -202,7 +207,8 @@ class AgentList(OptionList):
             if server is not None and server != heading:  # attached: grouped by server
                 heading = server
                 state = self.servers.get(server)
-                wanted.append((SERVER_ID + server, (server, state, width)))
+                named = " = ".join([server, *self.also.get(server, [])])  # one database
+                wanted.append((SERVER_ID + server, (named, state, width)))
             wanted.append((option_id(agent), (self.summaries[agent], agent in changed, width)))
         ids = [option_id_ for option_id_, _ in wanted]
         shown = self._shown
