@@ -55,14 +55,24 @@ def list_keys(args: argparse.Namespace) -> int:
     lines = []
     for key in keys:
         state = (
-            f"revoked {key.revoked_at}"
+            f"revoked {_shown_time(key.revoked_at)}"
             if key.revoked_at
-            else (f"last used {key.last_used_at}" if key.last_used_at else "never used")
+            else (
+                f"last used {_shown_time(key.last_used_at)}" if key.last_used_at else "never used"
+            )
         )
         agents = ",".join(key.agents) if key.agents else "all agents"
-        lines.append(f"{key.name.ljust(width)}  {key.scope:<5}  {agents}  {state}\n")
+        made = (
+            f"made {_shown_time(key.created_at)}" if key.created_at else "made at an unknown time"
+        )
+        lines.append(f"{key.name.ljust(width)}  {key.scope:<5}  {agents}  {made}, {state}\n")
     show("".join(lines))
     return EXIT_OK
+
+
+def _shown_time(moment: str) -> str:
+    """A stored moment as the other lists show times: `2026-12-04 19:40`."""
+    return moment.replace("T", " ")[:16]
 
 
 @KEYS.command("revoke", "refuse a key from now on", arg("name", metavar="NAME"), json=True)

@@ -3,6 +3,7 @@ at once when revoked, recorded as the actor of their changes, held to a rate."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 
@@ -37,6 +38,9 @@ def test_a_key_is_shown_once_and_kept_only_as_its_hash(keyed: Workspace) -> None
     assert key not in stored and key.split("_", 2)[2] not in stored  # the secret nowhere
     listed = cli("keys", "list", "--json", "--root", str(keyed.root))
     assert key not in listed.stdout and "alice" in listed.stdout
+    plain = cli("keys", "list", "--root", str(keyed.root)).stdout  # when each key was made
+    made = json.loads(listed.stdout)["keys"][0]["created_at"].replace("T", " ")[:16]
+    assert f"made {made}, never used" in plain and key not in plain
     assert KeyStore(Database(keyed.db_path)).caller(key).name == "alice"
 
 
