@@ -291,6 +291,9 @@ def _is_workspace(folder: Path) -> bool:
     return folder.is_dir() and any((folder / marker).exists() for marker in _WORKSPACE_MARKERS)
 
 
+DEMO_FOLDER = "oryx-demo"  # where `oryxtui demo` makes its workspace by default
+
+
 def find_workspace(
     root: str | os.PathLike[str] | None = None,
     *,
@@ -315,6 +318,8 @@ def find_workspace(
     for folder in (start, *start.parents):
         if (folder / WORKSPACE_DIR).is_dir():
             return Workspace(folder / WORKSPACE_DIR)
+    if (start / DEMO_FOLDER / WORKSPACE_DIR).is_dir():  # where the quick start put it
+        hint = f"found ./{DEMO_FOLDER} — use --root {DEMO_FOLDER}"
     raise WorkspaceNotFound(f"No .oryxos workspace in {start} or above it; {hint}.")
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from oryxtui.cli.common import EXIT_OK, TOP, arg, service_of, settings_of
-from oryxtui.workspace import Workspace, find_workspace, init_workspace
+from oryxtui.workspace import DEMO_FOLDER, Workspace, find_workspace, init_workspace
 
 
 @TOP.command(
@@ -26,7 +26,7 @@ def init(args: argparse.Namespace) -> int:
 @TOP.command(
     "demo",
     "generate a sample workspace and open the dashboard on it",
-    arg("path", nargs="?", default="oryx-demo", help="default: ./oryx-demo"),
+    arg("path", nargs="?", default=DEMO_FOLDER, help=f"default: ./{DEMO_FOLDER}"),
     arg("--no-open", action="store_true", help="only generate the workspace"),
     arg("--live", action="store_true", help="also run a simulated agent that saves entries"),
 )

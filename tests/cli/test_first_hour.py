@@ -151,3 +151,17 @@ def test_the_api_docs_work_without_the_internet(demo: Workspace) -> None:
         script = client.get("/docs/assets/swagger-ui-bundle.js")
         assert script.status_code == 200 and len(script.content) > 100_000
         assert client.get("/docs/assets/swagger-ui.css").status_code == 200
+
+
+def test_beside_the_demo_folder_the_error_names_it(tmp_path: Path) -> None:
+    """Run from the folder the quick start ran in (no workspace here, but ./oryx-demo)."""
+    from tests.support import run_oryxtui
+
+    assert run_oryxtui("demo", str(tmp_path / "oryx-demo"), "--no-open").returncode == 0
+    lost = run_oryxtui("memory", "show", cwd=tmp_path)
+    assert lost.returncode != 0 and "found ./oryx-demo — use --root oryx-demo" in lost.stderr
+    assert lost.stderr.count("\n") == 1
+    elsewhere = tmp_path / "empty"
+    elsewhere.mkdir()
+    plain = run_oryxtui("memory", "show", cwd=elsewhere)
+    assert "oryx-demo" not in plain.stderr and "oryxtui init" in plain.stderr
