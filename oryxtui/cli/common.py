@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from oryxtui.errors import UsageError
+from oryxtui.errors import OryxError, UsageError
 from oryxtui.terminal import is_terminal, json_text, neutralize
 from oryxtui.workspace import Workspace, find_workspace, is_remote, is_valid_agent_name
 
@@ -203,17 +203,34 @@ def checked_agent(
         )
     if agent in workspace.list_agents() or agent in _stored_agents(workspace):
         return agent
+    if is_remote(workspace):
+        _within_reach(workspace, agent)
     if saving and getattr(args, "create", False):
         workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
         return agent
-    also = (
-        "to start a new agent's memory, add --create"
-        if saving
-        else "`oryxtui agents list` lists them, `oryxtui agents new NAME` makes one"
-    )
+    if saving:
+        also = "to start a new agent's memory, add --create"
+    else:
+        also = "`oryxtui agents list` lists them, `oryxtui agents new NAME` makes one"
     close = workspace.closest_agents(agent)
     did_you_mean = f" (did you mean {' or '.join(close)}?)" if close else ""
     raise UsageError(f"No agent named {agent!r} in {workspace.root}{did_you_mean}; {also}.")
+
+
+def _within_reach(workspace: Workspace, agent: str) -> None:
+    """On a server with a key limited to some agents: one outside them is said to be out of
+    the key's reach (not advised to be made, which the key could not do either)."""
+    from fnmatch import fnmatchcase
+
+    try:
+        patterns = workspace.memory.info().get("agents")  # type: ignore[attr-defined]
+    except OryxError:
+        return  # not known now: the server says so when asked
+    if isinstance(patterns, list) and not any(fnmatchcase(agent, str(p)) for p in patterns):
+        raise UsageError(
+            f"The agent {agent!r} is not within this key's reach (it reaches "
+            f"{', '.join(map(str, patterns))} only); ask for a key that reaches it."
+        )
 
 
 def _stored_agents(workspace: Workspace) -> list[str]:

@@ -161,3 +161,32 @@ def test_keys_come_from_the_named_variable_or_the_users_remotes(
         assert unset.code == 2 and "TEAM_KEY" in unset.stderr
     finally:
         cli("keys", "revoke", "remote-reader", "--root", str(workspace.root))
+
+
+def test_an_agent_outside_a_keys_reach_is_said_to_be_so(
+    demo: tuple[Workspace, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key limited to `ops-*` asking for atlas (which exists) is told atlas is not within
+    its reach — not advised to make it, which the key could not do."""
+    workspace, url = demo
+    key = cli(
+        "keys",
+        "create",
+        "ops-only",
+        "--scope",
+        "read",
+        "--agents",
+        "ops-*",
+        "--root",
+        str(workspace.root),
+    ).stdout.strip()
+    monkeypatch.setenv("OPS_KEY", key)
+    try:
+        out = cli("memory", "show", "--remote", url, "--key-env", "OPS_KEY", "--agent", "atlas")
+        assert out.code == 2 and out.stderr.count("\n") == 1
+        assert "not within this key's reach (it reaches ops-* only)" in out.stderr
+        assert "agents new" not in out.stderr
+        fine = cli("memory", "show", "--remote", url, "--key-env", "OPS_KEY", "--agent", "ops-bot")
+        assert fine.code == 0, fine.stderr
+    finally:
+        cli("keys", "revoke", "ops-only", "--root", str(workspace.root))
