@@ -26,7 +26,7 @@ from oryxtui.cli.common import (
 )
 from oryxtui.cli.memory import ALL_MEMORIES
 from oryxtui.errors import OryxError, UsageError
-from oryxtui.phrases import agent_label, entries
+from oryxtui.phrases import agent_label, entries, were
 from oryxtui.terminal import json_text
 from oryxtui.workspace import is_remote, is_valid_agent_name
 
@@ -151,7 +151,8 @@ def doctor(args: argparse.Namespace) -> int:
         )
     else:
         sys.stdout.write(
-            f"{count} oryxtui saved to {where} were removed by an outside edit (put them back "
+            f"{count} oryxtui saved to {where} {were(len(lost))} removed by an outside edit (put "
+            "them back "
             "with --restore, or accept the removal with --accept):\n"
         )
     show("".join(f"{entry.scope.value}: {entry.line}\n" for entry in lost))

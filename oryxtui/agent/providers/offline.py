@@ -10,6 +10,7 @@ from typing import Any
 from oryxtui.agent.messages import ToolCall
 from oryxtui.agent.providers import ModelTurn, TextDelta
 from oryxtui.memory.format import CORE_HEADER
+from oryxtui.phrases import counted
 
 LABEL = "offline model"
 _CORE = re.compile(
@@ -87,14 +88,16 @@ class OfflineModel:
             if not turns:
                 return f"We have not talked about {result.get('query', 'that')} before."
             said = "\n".join(f"- [{t['time']}] you: {t['user']}" for t in turns[:3])
-            return f"We talked about {result.get('query')} {len(turns)} time(s):\n{said}"
+            return f"We talked about {result.get('query')} {counted(len(turns), 'time')}:\n{said}"
         entries = result.get("entries", [])
         if not entries:
             return f"I don't remember anything about {result.get('keyword', 'that')}."
         # The five best: the first of a ranked answer, the newest of one oldest first.
         best = entries[:5] if result.get("order") == "best first" else entries[-5:]
         shown = "\n".join(best)
-        return f"I remember {len(entries)} thing(s) about {result.get('keyword')}:\n{shown}"
+        return (
+            f"I remember {counted(len(entries), 'thing')} about {result.get('keyword')}:\n{shown}"
+        )
 
     @staticmethod
     def _from_memory(text: str, messages: Sequence[dict[str, Any]]) -> str:

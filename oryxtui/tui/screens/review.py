@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory.history import describe_actor
 from oryxtui.memory.service.reviewing import Awaiting
 from oryxtui.phrases import agent_label, entries
 from oryxtui.tui.screens.change_entry import EditEntryScreen
@@ -37,8 +38,7 @@ def item_row(item: Item) -> Text:
     text = Text("held  " if item.awaiting.held else "      ", style="yellow")
     text.append(f"{entry.time or '?'}  ", style="dim")
     text.append(display_text(entry.content))
-    where = f" · turn {record.turn}" if record.turn is not None else ""
-    text.append(f"\n      {record.op} by {display_text(record.actor)}{where}", style="dim")
+    text.append(f"\n      {display_text(describe_actor(record))}", style="dim")
     return text
 
 
@@ -148,7 +148,7 @@ class ReviewScreen(Screen[None]):
         text.append(display_text(entry.content) + "\n\n")
         if item.awaiting.held:
             text.append("Held for review: not in the memory, nor in any prompt.\n", style="yellow")
-        text.append(f"{record.op} by {display_text(record.actor)}", style="dim")
+        text.append(display_text(describe_actor(record)), style="dim")
         text.append(f" · change #{record.n} · {record.time or '?'}\n", style="dim")
         if record.session:
             text.append(f"session {display_text(record.session)}", style="dim")

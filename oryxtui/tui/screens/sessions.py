@@ -21,7 +21,7 @@ from oryxtui.agent.episodes import Episode, EpisodeStore
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
 from oryxtui.errors import OryxError
-from oryxtui.phrases import agent_label
+from oryxtui.phrases import agent_label, counted
 from oryxtui.tui.text import display_text
 from oryxtui.workspace import AgentName
 
@@ -125,7 +125,7 @@ class SessionsScreen(Screen[None]):
         listed.border_title = f"Sessions, newest first · {len(found)}"
         listed.set_options(
             Option(
-                Text(f"{s['last_active'] or '?'}  {s['turns']} turns\n")
+                Text(f"{s['last_active'] or '?'}  {counted(int(str(s['turns'])), 'turn')}\n")
                 + Text(display_text(str(s["session"])), style="dim"),
                 id=f"s{i}",
             )
@@ -163,7 +163,7 @@ class SessionsScreen(Screen[None]):
     def _show_turns(self, session_id: str, turns: Sequence[Episode], turn: int | None) -> None:
         self.turns = list(turns)
         holder = self.query_one("#sessions-turns", VerticalScroll)
-        holder.border_title = display_text(f"{session_id} · {len(turns)} turns")
+        holder.border_title = display_text(f"{session_id} · {counted(len(turns), 'turn')}")
         text = Text()
         line = 0
         target = 0

@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot, Scope
-from oryxtui.phrases import agent_label, entries
+from oryxtui.phrases import agent_label, entries, were
 from oryxtui.tui.overview import AgentMemory, AgentSummary
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
@@ -69,8 +69,8 @@ def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
     if summary.lost_count:
         count = summary.lost_count
         return Text(
-            f"⚠ {entries(count)} saved by oryxtui "
-            "were removed by an outside edit — R restores them, A accepts the removal."
+            f"⚠ {entries(count)} saved by oryxtui {were(count)} removed by an outside edit — "
+            "R restores them, A accepts the removal."
         )
     if summary.error:
         return Text(f"⚠ {display_text(summary.error)}")
