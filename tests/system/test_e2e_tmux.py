@@ -112,6 +112,27 @@ def test_editor_key_hands_the_file_over_and_reloads_after(
     assert memory_file.read_text(encoding="utf-8").endswith("written in the editor\n")
 
 
+def test_without_an_editor_set_the_editor_key_says_which_it_opened(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    fake_vi = bin_folder / "vi"  # what is opened when nothing is chosen
+    fake_vi.write_text('#!/bin/sh\necho "- [2026-07-22 10:00:00] written in vi" >> "$1"\n')
+    fake_vi.chmod(0o755)
+    terminal.start(
+        f"env -u EDITOR -u VISUAL PATH={bin_folder}:$PATH COLUMNS=120 LINES=40 "
+        f"{oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30"
+    )
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+    terminal.keys("e")
+    terminal.wait(lambda: "written in vi" in terminal.screen(), "the edit on screen")
+    terminal.wait(
+        lambda: "Opened vi, as neither $VISUAL nor $EDITOR" in terminal.screen(), "which editor"
+    )
+
+
 def test_chat_in_the_dashboard_saves_and_the_prompt_shows_it(
     terminal: Terminal, tmp_path: Path
 ) -> None:

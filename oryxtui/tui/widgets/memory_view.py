@@ -65,6 +65,17 @@ def blanked_out(previous: AgentMemory | None, current: AgentMemory) -> bool:
     )
 
 
+NO_EDITOR_SET = (
+    "Opened {editor}, as neither $VISUAL nor $EDITOR is set; set one to choose another "
+    "(e.g. export EDITOR=nano)."
+)
+
+
+def chosen_editor() -> str:
+    """$VISUAL, else $EDITOR, else vi (what `e` opens)."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
 def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
     if summary.lost_count:
         count = summary.lost_count
@@ -313,7 +324,7 @@ class MemoryView(Vertical):
         except OryxError as exc:
             tell(self, str(exc), severity="error")
             return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        editor = chosen_editor()
         try:
             with self.app.suspend():
                 subprocess.run([*shlex.split(editor), str(memory_file)], check=False)
@@ -321,4 +332,7 @@ class MemoryView(Vertical):
             tell(self, "This terminal cannot hand over to an editor.", severity="warning")
         except OSError as exc:
             tell(self, f"Could not start the editor {editor!r}: {exc.strerror}.", severity="error")
+        else:
+            if not (os.environ.get("VISUAL") or os.environ.get("EDITOR")):
+                tell(self, NO_EDITOR_SET.format(editor=editor), title="Editor")
         self.post_message(self.Steered(self.shown.summary.name))
