@@ -9,7 +9,7 @@ from textual.widgets import Input, OptionList, Static
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
-from oryxtui.tui.screens.change_entry import EditEntryScreen
+from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.screens.review import ReviewScreen
 from oryxtui.tui.screens.sessions import SessionsScreen
 from oryxtui.workspace import Workspace
@@ -52,7 +52,14 @@ async def test_the_inbox_lists_approves_rejects_and_opens_the_turn(reviewed: Wor
         detail = screen.query_one("#review-text", Static)
         await wait_for(pilot, lambda: "user: remember that deploys" in str(detail.render()))
 
-        await pilot.press("x")  # reject the newest of alpha: removed from the memory
+        await pilot.press("x")  # reject the newest of alpha: asked first, as on the panes
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # kept
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert "deploys are Tue" in memory.read_text() and len(screen.items) == 3
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")  # then removed from the memory
         await wait_for(pilot, lambda: len(screen.items) == 2)
         assert "deploys are Tue" not in memory.read_text()
         await wait_for(pilot, lambda: screen.selected is not None)

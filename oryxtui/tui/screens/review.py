@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from rich.text import Text
 from textual import on, work
@@ -22,7 +23,7 @@ from oryxtui.memory import MemoryEntry, MemoryService
 from oryxtui.memory.history import describe_actor
 from oryxtui.memory.service.reviewing import Awaiting
 from oryxtui.phrases import agent_label, entries
-from oryxtui.tui.screens.change_entry import EditEntryScreen
+from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
 from oryxtui.workspace import AgentName
 
@@ -183,9 +184,26 @@ class ReviewScreen(Screen[None]):
             self._act(item.agent, "approve", None)
 
     def action_reject(self) -> None:
+        """Asks first, as `x` does on the panes: a rejected entry leaves the memory."""
         item = self.selected
-        if item is not None:
-            self._act(item.agent, "reject", [item.awaiting.entry.id])
+        if item is None:
+            return
+        entry, agent = item.awaiting.entry, item.agent
+        title = (
+            "Reject this held save? It never goes into the memory."
+            if item.awaiting.held
+            else f"Reject this {entry.scope.value} entry? It is removed from the memory."
+        )
+
+        def rejected(done: list[MemoryEntry] | None) -> None:
+            if done is not None:
+                tell(
+                    self, f"Rejected {entries(len(done))} of {agent_label(agent)}.", title="Review"
+                )
+                self.reload()
+
+        reject = partial(self.service.reject, agent, [entry.id])
+        self.app.push_screen(ConfirmScreen(title, entry.line, reject), rejected)
 
     @work(thread=True, exit_on_error=False, group="review-act")
     def _act(self, agent: AgentName, what: str, ids: list[str] | None) -> None:
