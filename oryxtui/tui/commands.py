@@ -81,6 +81,7 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
                 screen.action_accept,
             ),
         ]
+    commands = [_labelled(screen, command) for command in commands]
     for agent in screen.agent_list.order:
         if agent != screen.selected:
             name = "global memory" if agent is None else agent
@@ -88,6 +89,15 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
                 (f"Show {name}", "Select it in the sidebar", partial(screen.show_agent, agent))
             )
     return commands
+
+
+def _labelled(screen: DashboardScreen, command: Command) -> Command:
+    """A change the memory shown does not allow is offered with why as its help (choosing it
+    says so too, and changes nothing)."""
+    title, _, run = command
+    action = getattr(run, "__name__", "").removeprefix("action_")
+    why = screen.refusal(action)
+    return (f"{title} (not allowed)", why, run) if why else command
 
 
 class DashboardCommands(Provider):

@@ -257,9 +257,12 @@ async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
             said = [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
             assert any("read-only" in text and "write scope" in text for text in said), said
             (save,) = [
-                run for title, _, run in dashboard_commands(screen) if title == "Save an entry"
+                (title, why, run)
+                for title, why, run in dashboard_commands(screen)
+                if title.startswith("Save an entry")
             ]
-            save()
+            assert save[0] == "Save an entry (not allowed)" and "read-only" in save[1]
+            save[2]()
             await pilot.pause()
             assert not isinstance(app.screen, SaveEntryScreen)
             screen.show_agent("ops@rw")
