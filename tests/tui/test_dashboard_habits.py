@@ -162,3 +162,39 @@ async def test_g_previews_a_digest_writes_it_and_the_pane_marks_it(
             pilot,
             lambda: any("Nothing to consolidate" in str(n.message) for n in app._notifications),
         )
+
+
+async def test_escape_steps_back_one_level_at_a_time(tmp_path) -> None:
+    """The sessions view, as a sequence: S, a search, a hit, its past prompt (ctrl+t); then
+    each escape is one level back — the prompt, the search, the view — and the next key is a
+    dashboard key again, never typed into a search field."""
+    from textual.widgets import Input
+
+    from oryxtui.demo import create_demo_workspace
+    from oryxtui.tui.screens.dashboard import DashboardScreen
+    from oryxtui.tui.screens.review import ReviewScreen
+    from oryxtui.tui.screens.sessions import SessionsScreen
+    from oryxtui.tui.screens.turn_prompt import TurnPromptScreen
+
+    workspace, _ = create_demo_workspace(tmp_path / "demo")
+    app = make_app(workspace, Settings())
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: shown_memory(app) is not None)
+        app.dashboard.select("ops-bot")  # whose past conversations speak of deploys
+        await wait_for(pilot, lambda: showing(app, "ops-bot"))
+        await pilot.press("S")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        sessions = app.screen
+        await pilot.press("slash", *"deploy", "enter")
+        await wait_for(pilot, lambda: bool(sessions.hits))  # type: ignore[attr-defined]
+        await pilot.press("enter", "ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TurnPromptScreen))
+        await pilot.press("escape")  # 1: the past prompt closes
+        await wait_for(pilot, lambda: app.screen is sessions)
+        await pilot.press("escape")  # 2: the search is cleared, the sessions listed again
+        await wait_for(pilot, lambda: not sessions.query_one("#sessions-search", Input).value)
+        assert app.screen is sessions and not isinstance(app.focused, Input)
+        await pilot.press("escape")  # 3: back on the dashboard
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await pilot.press("I")  # a dashboard key, not text in a search field
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
