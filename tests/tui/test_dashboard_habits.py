@@ -198,3 +198,39 @@ async def test_escape_steps_back_one_level_at_a_time(tmp_path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
         await pilot.press("I")  # a dashboard key, not text in a search field
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+
+
+async def test_help_shows_every_key_the_footer_shows_wherever_the_focus_is(
+    demo_workspace: Workspace,
+) -> None:
+    """From the agent list and from an archival entry: each key the footer shows at that
+    moment is in help, the entry's own grouped "On an entry", the rest "Anywhere"."""
+    app = make_app(demo_workspace, Settings())
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        for place in ("agents", "archival"):
+            if place == "archival":
+                archival_pane(app).view.focus()
+                await pilot.pause()
+            screen = app.screen
+            footer = {
+                active.binding.description
+                for active in screen.active_bindings.values()
+                if active.binding.show and active.binding.description
+            }
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            help_screen = app.screen
+            assert isinstance(help_screen, HelpScreen)
+            described = {
+                what.removesuffix(" (not allowed here now)") for _, what in help_screen.rows
+            }
+            assert footer <= described, footer - described
+            places = [title for title, _ in help_screen.groups]
+            assert places[-1] == "Anywhere"
+            if place == "archival":
+                assert places[0] == "On an entry"
+                entry_keys = {what for _, what in help_screen.groups[0][1]}
+                assert {"Edit", "Move", "Delete"} <= entry_keys
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))

@@ -51,7 +51,7 @@ from oryxtui.tui.overview import (
 )
 from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen
-from oryxtui.tui.screens.help import HelpScreen
+from oryxtui.tui.screens.help import HelpScreen, key_groups
 from oryxtui.tui.screens.history import HistoryScreen
 from oryxtui.tui.screens.recall import Found, RecallScreen
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
@@ -479,10 +479,12 @@ class DashboardScreen(Screen[None]):
         )
 
     def action_help(self) -> None:
-        # The dashboard's own keys and the app's, as bound now (the lists' arrows are below).
-        bindings = {k: b for k, b in self.active_bindings.items() if b.node in (self, self.app)}
+        """Every key that applies now — the focused place's and those that work anywhere —
+        as Textual has them bound (the footer's are among them)."""
+        bindings = self.active_bindings
         display = {key: self.app.get_key_display(Binding(key, "")) for key in bindings}
-        self.app.push_screen(HelpScreen(bindings, display))
+        groups = key_groups(bindings, display, {id(self), id(self.app)})
+        self.app.push_screen(HelpScreen(groups))
 
     def action_toggle_side(self) -> None:
         """Show or hide the chat/prompt column (hidden, the memory panes are wider)."""

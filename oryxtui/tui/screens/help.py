@@ -37,15 +37,41 @@ MARKS = (
 def key_rows(
     bindings: Mapping[str, ActiveBinding], display: Mapping[str, str]
 ) -> list[tuple[str, str]]:
-    """(the keys, what they do): one row per action, every key that runs it as bound now."""
-    actions: dict[tuple[int, str], tuple[Binding, list[str]]] = {}
+    """(the keys, what they do): one row per action, every key that runs it as bound now; an
+    action not allowed now (dimmed in the footer) says so."""
+    actions: dict[tuple[int, str], tuple[ActiveBinding, list[str]]] = {}
     for key, active in bindings.items():
         binding = active.binding
         if not binding.description or binding.system:
             continue
-        found = actions.setdefault((id(active.node), binding.action), (binding, []))
+        found = actions.setdefault((id(active.node), binding.action), (active, []))
         found[1].append(display.get(key, key))
-    return [(" ".join(dict.fromkeys(keys)), b.description) for b, keys in actions.values()]
+    return [
+        (" ".join(dict.fromkeys(keys)), _described(active)) for active, keys in actions.values()
+    ]
+
+
+def _described(active: ActiveBinding) -> str:
+    text = active.binding.description
+    return text if active.enabled else f"{text} (not allowed here now)"
+
+
+def key_groups(
+    bindings: Mapping[str, ActiveBinding], display: Mapping[str, str], anywhere: set[int]
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The keys grouped by where they apply: those of the focused place first (titled by its
+    HELP_PLACE, e.g. "On an entry"), then those that work anywhere (the nodes in `anywhere`,
+    by id: the screen and the app)."""
+    groups: dict[str, dict[str, ActiveBinding]] = {}
+    for key, active in bindings.items():
+        place = "Anywhere" if id(active.node) in anywhere else _place(active.node)
+        groups.setdefault(place, {})[key] = active
+    ordered = sorted(groups.items(), key=lambda item: item[0] == "Anywhere")
+    return [(place, rows) for place, found in ordered if (rows := key_rows(found, display))]
+
+
+def _place(node: object) -> str:
+    return str(getattr(node, "HELP_PLACE", "") or "Here")
 
 
 def _table(rows: list[tuple[str, str]]) -> Table:
@@ -60,14 +86,17 @@ def _table(rows: list[tuple[str, str]]) -> Table:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, bindings: Mapping[str, ActiveBinding], display: dict[str, str]) -> None:
+    def __init__(self, groups: list[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()
-        self.rows = key_rows(bindings, display)
+        self.groups = groups
+        self.rows = [row for _, rows in groups for row in rows]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
             yield Label("Keys (as bound now)", classes="dialog-title")
-            yield Static(_table(self.rows), id="help-keys")
+            for place, rows in self.groups:
+                yield Label(place, classes="dialog-hint")
+                yield Static(_table(rows), classes="help-keys")
             yield Static(
                 "↑ ↓ pgup pgdn home end move in a pane · tab / shift+tab: next / previous pane · "
                 "R restores and A accepts when an outside edit removed entries oryxtui saved",

@@ -28,6 +28,8 @@ COVERED = "~"  # an entry a digest covers (it stays, and stays recallable)
 class EntryView(ScrollView, can_focus=True):
     """Rows of `time  content` with a cursor; not-injected and new rows are marked."""
 
+    HELP_PLACE = "On an entry"  # where its keys apply, as help groups them
+
     COMPONENT_CLASSES = {
         "entry-view--time",
         "entry-view--outside",

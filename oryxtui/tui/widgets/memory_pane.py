@@ -26,6 +26,8 @@ DETAIL_LIMIT = 8000  # characters of the entry at the cursor shown under the pan
 class MemoryPane(Vertical):
     """One scope of the selected agent's memory."""
 
+    HELP_PLACE = "On an entry"  # where its keys apply, as help groups them
+
     BINDINGS = [
         Binding("shift+down", "scroll_detail(1)", "Scroll the entry down", show=False),
         Binding("shift+up", "scroll_detail(-1)", "Scroll the entry up", show=False),
