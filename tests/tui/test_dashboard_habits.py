@@ -234,3 +234,24 @@ async def test_help_shows_every_key_the_footer_shows_wherever_the_focus_is(
                 assert {"Edit", "Move", "Delete"} <= entry_keys
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+async def test_an_80_column_footer_still_shows_help_and_quit(demo_workspace: Workspace) -> None:
+    """At 80×24 the footer is cut: after the focused place's keys come `? Help` and `q Quit`,
+    so they are never the ones cut (on the agent list and on an entry)."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(demo_workspace, Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        for focus in ("agents", "entry"):
+            if focus == "entry":
+                archival_pane(app).view.focus()
+            await pilot.pause()
+            shown = {
+                key.description: key.region
+                for key in app.screen.query(FooterKey)
+                if key.region.width
+            }
+            for wanted in ("Help", "Quit"):
+                assert wanted in shown and shown[wanted].right <= 80, (focus, sorted(shown))

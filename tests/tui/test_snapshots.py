@@ -143,7 +143,7 @@ def test_help_screen(snap_compare, workspace: Workspace) -> None:
     async def open_help(pilot: Pilot) -> None:
         await _loaded(pilot)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: pilot.app.screen.query("#help-keys"))
+        await wait_for(pilot, lambda: pilot.app.screen.query(".help-keys"))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)

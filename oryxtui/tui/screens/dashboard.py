@@ -102,7 +102,11 @@ class KeysFooter(Footer):
 class DashboardScreen(Screen[None]):
     """The selected agent comes down to the panes bound; what they do goes up as messages."""
 
+    # The footer shows the focused widget's keys, then these in this order: help and quit
+    # first, so an 80-column terminal still shows them when the rest is cut.
     BINDINGS = [
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "app.quit", "Quit", id="quit"),
         Binding("s", "save_entry", "Save", id="save"),
         Binding("r", "recall", "Recall", id="recall"),
         Binding("e", "edit", "File", id="edit"),
@@ -119,7 +123,6 @@ class DashboardScreen(Screen[None]):
         Binding("g", "consolidate", "Digest", id="consolidate"),
         Binding("S", "sessions", "Sessions", id="sessions"),
         Binding("I", "review", "Review", id="review"),
-        Binding("question_mark", "help", "Help", id="help"),
         Binding("backslash", "toggle_side", "Hide/show chat", id="side", show=False),
         Binding("left_square_bracket", "side_width(1)", "Widen chat", id="side-wider", show=False),
         Binding(

@@ -80,6 +80,8 @@ class AgentList(OptionList):
     """Every agent, then the global memory: owns their summaries, their order and which ones
     changed a moment ago. The selected agent comes down bound; a highlight goes up as `Picked`."""
 
+    HELP_PLACE = "In the agent list"  # where its keys apply, as help groups them
+
     selected: reactive[Selection] = reactive[Selection](UNSELECTED, init=False)
 
     @dataclass
