@@ -127,8 +127,10 @@ def programs(root: Path, peers: Path) -> tuple[list[Program], dict[str, str]]:
         Program(
             "oryxtui",
             [str(bin_dir / "oryxtui"), "--root", str(demo)],
-            ("Research assistant", "MemGPT", "Message the agent"),
-            ("s Save", "q Quit"),
+            # The first agent's description and entries; the footer's keys (the chat input,
+            # hidden until `c`, is not part of the first frame).
+            ("Research assistant", "MemGPT"),
+            ("? Help", "q Quit"),
         ),
         Program(
             "minimal_textual_app",
@@ -164,13 +166,16 @@ def run(runs: int, peers: Path) -> dict[str, object]:
     finally:
         subprocess.run([*TMUX, "kill-server"], capture_output=True)
     report.update(measured)
+    if "oryxtui" not in measured:  # the program this exists for: never skipped in silence
+        reason = measured.get("skipped", {}).get("oryxtui", "not measured")  # type: ignore[union-attr]
+        raise SystemExit(f"bench_startup: oryxtui was not measured ({reason}).")
     ours = report.get("oryxtui")
     toolong = report.get("toolong")
     if isinstance(ours, dict) and isinstance(toolong, dict):
         mine = ours["first_usable_frame"]["median_ms"]
         theirs = toolong["first_usable_frame"]["median_ms"]
         report["oryxtui_vs_toolong"] = round(mine / theirs, 2)
-    report["targets"] = {"oryxtui_vs_toolong": "< 1.0", "oryxtui_footer_lag_ms": "≈ 0"}
+    report["targets"] = {"oryxtui_vs_toolong": "< 0.9", "oryxtui_footer_lag_ms": "≈ 0"}
     return report
 
 

@@ -51,3 +51,18 @@ def test_doctor_says_was_or_were(lost: int, tmp_path) -> None:
     said = cli("memory", "doctor", "--agent", "ops", "--root", str(workspace.root)).stdout
     verb = "was" if lost == 1 else "were"
     assert f"{entries(lost)} oryxtui saved to agent ops {verb} removed" in said
+
+
+def test_what_was_brought_back_says_where_it_went() -> None:
+    from oryxtui.memory.format import Scope, entry_from_line
+    from oryxtui.phrases import brought_back
+
+    one = [entry_from_line("- [2026-07-22 13:55:00] the old fact", Scope.ARCHIVAL)]
+    said = brought_back("Restored", one)
+    assert said == (
+        "Restored 1 entry, from 2026-07-22 13:55:00: written at the end of the section with its "
+        "own time, so it may stand after newer entries."
+    )
+    assert "2 entries: written at the end of the section with their own time, so they" in (
+        brought_back("Brought back", one * 2)
+    )

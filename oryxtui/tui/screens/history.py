@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService, MemorySnapshot
 from oryxtui.memory.history import ACTORS, OP_LABELS, Record, describe_actor
-from oryxtui.phrases import agent_label, entries
+from oryxtui.phrases import agent_label, brought_back
 from oryxtui.tui.messages import Changed
 from oryxtui.tui.text import display_text, tell
 from oryxtui.workspace import AgentName
@@ -246,7 +246,7 @@ class HistoryScreen(Screen[None]):
             return
         count = len(brought)
         message = (
-            f"Brought back {entries(count)}."
+            brought_back("Brought back", brought)
             if count
             else "Everything this change removed is in the memory already."
         )

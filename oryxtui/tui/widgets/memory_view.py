@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot, Scope
-from oryxtui.phrases import agent_label, entries, were
+from oryxtui.phrases import agent_label, brought_back, entries, were
 from oryxtui.tui.overview import AgentMemory, AgentSummary
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
@@ -309,7 +309,9 @@ class MemoryView(Vertical):
             tell(self, str(exc), severity="error")
             return
         count = entries(len(settled))
-        message = f"Accepted the removal of {count}." if accept else f"Restored {count}."
+        message = (
+            f"Accepted the removal of {count}." if accept else brought_back("Restored", settled)
+        )
         tell(self, message, title="Accept" if accept else "Restore")
         self.post_message(self.Steered(agent))
 
