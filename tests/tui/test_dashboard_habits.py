@@ -255,3 +255,19 @@ async def test_an_80_column_footer_still_shows_help_and_quit(demo_workspace: Wor
             }
             for wanted in ("Help", "Quit"):
                 assert wanted in shown and shown[wanted].right <= 80, (focus, sorted(shown))
+
+
+async def test_toasts_never_cover_a_pane_border(demo_workspace: Workspace) -> None:
+    """A toast sits inside the panes: off the rightmost column (the panes' right border) and
+    above the bottom border and the footer."""
+    from textual.widgets._toast import Toast
+
+    app = make_app(demo_workspace, Settings())
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: showing(app, "alpha"))
+        app.notify("a toast long enough to reach the right edge of the screen, or nearly")
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause()
+        (toast,) = app.screen.query(Toast)
+        width, height = app.size
+        assert toast.region.right <= width - 1 and toast.region.bottom <= height - 2, toast.region
