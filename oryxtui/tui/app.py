@@ -144,7 +144,9 @@ class OryxApp(App[None]):
             self.set_interval(REMOTE_POLL_SECONDS, self._poll)
 
         if self.service.embeds:
-            self._keep_index()
+            # After the first frame is drawn: loading NumPy and a model beside it would hold
+            # the interpreter while the first agent's memory is put on screen.
+            self.call_after_refresh(self._keep_index)
 
     @work(thread=True, exit_on_error=False, group="index")
     def _keep_index(self) -> None:
