@@ -10,7 +10,7 @@ from oryxtui.errors import UsageError
 
 if TYPE_CHECKING:
     from oryxtui.config import DatabaseSettings, Settings
-    from oryxtui.memory.migration import Plan
+    from oryxtui.memory.migration_plan import Plan
     from oryxtui.postgres import Postgres
 
 
@@ -131,7 +131,7 @@ def upgrade(args: argparse.Namespace) -> int:
 )
 def migrate(args: argparse.Namespace) -> int:
     from oryxtui.memory.migration import migrate as run
-    from oryxtui.memory.migration import plan
+    from oryxtui.memory.migration_plan import plan
 
     workspace, settings = open_workspace(args)
     database = _database(settings, args.to, args.password_env)
