@@ -44,6 +44,8 @@ class Admission:
         """An entry that keeps its time (exported, recorded, lost), cleaned as a save is."""
         content = self.text(entry.content)
         time = sanitize_content(entry.time or "")
+        if len(time) == 16 and is_entry_time(time):
+            time += ":00"  # to the second, as every store keeps times (a table cannot do less)
         line = entry_line(time, content) if is_entry_time(time) else f"- {content}"
         return entry_from_line(line, entry.scope)
 

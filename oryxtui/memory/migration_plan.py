@@ -120,14 +120,22 @@ def plan(
 
 def _overlap(coming: Sequence[MemoryEntry], held: Sequence[MemoryEntry]) -> tuple[int, int]:
     """How many of `coming` the database holds already, and how many entries it holds besides
-    them. An entry without a time was stamped when it went in: its text alone matches."""
-    there = Counter((e.time, e.content) for e in held)
-    dated: Counter[tuple[str | None, str]] = Counter((e.time, e.content) for e in coming if e.time)
+    them. An entry without a time was stamped when it went in: its text alone matches; one
+    to the minute went in with :00 seconds."""
+    there = Counter((_seconds(e.time), e.content) for e in held)
+    dated: Counter[tuple[str | None, str]] = Counter(
+        (_seconds(e.time), e.content) for e in coming if e.time
+    )
     found = dated & there
     rest = Counter(content for (_, content), count in (there - found).items() for _ in range(count))
     timeless = Counter(e.content for e in coming if not e.time)
     matched = sum(found.values()) + sum((timeless & rest).values())
     return matched, len(held) - matched
+
+
+def _seconds(time: str | None) -> str | None:
+    """A time to the second (`2026-07-01 09:30` → `2026-07-01 09:30:00`)."""
+    return f"{time}:00" if time is not None and len(time) == 16 else time
 
 
 def _plan_agent(

@@ -167,11 +167,17 @@ def test_the_library_migrates_memory_files_of_timeless_lines_once(
     memory_file = make_agent(workspace, "ops") / "MEMORY.md"
     memory_file.write_text(
         "## 核心记忆\n- typed by hand\n## 归档记忆\n- [2026-07-01 09:00:00] dated\n"
+        "- [2026-07-01 09:30] to the minute\n"
     )
     database = Postgres(DatabaseSettings(url=database_url))
     first = migrate(workspace, database, memory_files=True)
     again = migrate(workspace, database, memory_files=True)
-    assert first.copied["MEMORY.md"] == 2 and again.copied["MEMORY.md"] == 0
+    assert first.copied["MEMORY.md"] == 3 and again.copied["MEMORY.md"] == 0
+    with psycopg.connect(database_url) as connection:
+        ((when,),) = connection.execute(
+            "SELECT created_at FROM memory_entries WHERE content = 'to the minute'"
+        ).fetchall()
+    assert when.astimezone().strftime("%Y-%m-%d %H:%M:%S") == "2026-07-01 09:30:00"
     database.close()
 
 

@@ -36,10 +36,12 @@ KINDS = ("memory", "session", "index", "keys")
 def stamped(time: str) -> datetime:
     """An entry's local time text as the instant it names (TIMESTAMPTZ), so that hosts in
     other time zones read the same moment."""
-    try:
-        return datetime.strptime(time, TIME_FORMAT).astimezone()
-    except ValueError:
-        return datetime.now().astimezone()
+    for form in (TIME_FORMAT, "%Y-%m-%d %H:%M"):  # upstream's lines may leave out seconds
+        try:
+            return datetime.strptime(time, form).astimezone()
+        except ValueError:
+            continue
+    return datetime.now().astimezone()
 
 
 class PostgresMemoryStore(TableStore):
