@@ -25,7 +25,7 @@ from oryxtui.memory.format import (
     MemoryEntry,
 )
 from oryxtui.memory.history import Actor
-from oryxtui.memory.migration_plan import AgentPlan, plan, table_names
+from oryxtui.memory.migration_plan import AgentPlan, Plan, plan, table_names
 from oryxtui.memory.service import MemoryService
 from oryxtui.memory.store import Recorded
 from oryxtui.postgres import Postgres
@@ -98,29 +98,49 @@ def migrate(
     database.upgrade()  # explicit: the command that moves data in also makes the tables
     database.check_schema()
     planned = plan(workspace, database, memory_files, max_entry_chars, clock)
-    if planned.merges() and not merge:
-        named = ", ".join(
-            f"{name} ({agent.others} there)" for name, agent in planned.merges().items()
-        )
+    merges = planned.merges()
+    if merges and not merge:
+        named = ", ".join(f"{name} ({agent.others} there)" for name, agent in merges.items())
         raise UsageError(
             f"The database already holds other memory of {named}: add --merge to merge this "
             "workspace's entries into it (--dry-run shows the plan); nothing was written."
         )
-    done = Migrated(refused=list(planned.refused), merged=planned.merges())
-    for table, _, _ in planned.refused:
-        done.add(table, 0, 0, 1)
+    done = Migrated(merged=merges)
+    for refused in planned.refused:
+        done.refuse(*refused)
     if planned.unreadable:
         done.add("memory_entries", 0, 0, planned.unreadable)
-    target = PostgresMemoryStore(database, clock)
-    memory = MemoryService(target, clock, max_entry_chars, actor=MIGRATION)
-    if workspace.db_path.exists():
-        source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
-        try:
+    source = (
+        sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
+        if workspace.db_path.exists()
+        else None
+    )
+    try:
+        if source is not None:
             _copy_sessions(source, database, done, planned.conflicts)
             _copy_keyed(source, database, done, source_name(workspace))
             _copy_vectors(source, database, done)
-        finally:
+        _move_memory(workspace, database, planned, done, clock, max_entry_chars)
+        if source is not None:
+            _verify(source, database, done, source_name(workspace))
+    finally:
+        if source is not None:
             source.close()
+    return done
+
+
+def _move_memory(
+    workspace: Workspace,
+    database: Postgres,
+    planned: Plan,
+    done: Migrated,
+    clock: Clock,
+    max_entry_chars: int,
+) -> None:
+    """Each agent's memory: one new to the database with its history (`adopt`), the others
+    through the import."""
+    target = PostgresMemoryStore(database, clock)
+    memory = MemoryService(target, clock, max_entry_chars, actor=MIGRATION)
     # Where each source's history is: MEMORY.md files' journals, or those of oryxos.db's rows.
     histories: dict[str, Recorded] = {
         "MEMORY.md": MarkdownMemoryStore(workspace, clock=clock),
@@ -142,13 +162,6 @@ def migrate(
                     done.carried[name] = len(records)
                     continue
             _import(memory, agent_name, entries, where, table, done)
-    if workspace.db_path.exists():
-        source = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True)
-        try:
-            _verify(source, database, done, source_name(workspace))
-        finally:
-            source.close()
-    return done
 
 
 def _import(
@@ -158,12 +171,10 @@ def _import(
     source: str,
     table: str,
     done: Migrated,
-) -> int:
-    """`entries` (admitted already) into the agent's memory through the import; returns how
-    many there are."""
+) -> None:
+    """`entries` (admitted already) into the agent's memory through the import."""
     written, _ = memory.import_entries(agent, entries, source) if entries else ([], 0)
     done.add(table, len(written), len(entries) - len(written))
-    return len(entries)
 
 
 def _unmovable(row: tuple[Any, ...]) -> str | None:
