@@ -296,6 +296,7 @@ class Postgres:
         self._pool: ConnectionPool[Any] | None = None
         self._lock = threading.Lock()
         self._schema_checked = False
+        self._identity: str | None = None
 
     def _secrets(self) -> tuple[str, ...]:
         given = ConnInfo((("password", self._password),)).secrets if self._password else ()
@@ -456,12 +457,14 @@ class Postgres:
     def identity(self) -> str:
         """An opaque id of this database (its cluster's system identifier and its name): the
         same for every server on it, and no address or name of it in plain."""
-        import hashlib
+        if self._identity is None:  # it never changes: asked of the server once
+            import hashlib
 
-        ((system, name),) = self.query(
-            "SELECT system_identifier::text, current_database() FROM pg_control_system()"
-        )
-        return hashlib.sha256(f"{system}/{name}".encode()).hexdigest()[:16]
+            ((system, name),) = self.query(
+                "SELECT system_identifier::text, current_database() FROM pg_control_system()"
+            )
+            self._identity = hashlib.sha256(f"{system}/{name}".encode()).hexdigest()[:16]
+        return self._identity
 
     # The schema.
 
