@@ -92,13 +92,18 @@ def _processes_mentioning(*words: str) -> list[str]:
     return found
 
 
+def fake_editor(path: Path, text: str) -> Path:
+    """An editor that appends one dated entry holding `text` to the file it is given."""
+    path.write_text(f'#!/bin/sh\necho "- [2026-07-22 10:00:00] {text}" >> "$1"\n')
+    path.chmod(0o755)
+    return path
+
+
 def test_editor_key_hands_the_file_over_and_reloads_after(
     terminal: Terminal, tmp_path: Path
 ) -> None:
     assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
-    editor = tmp_path / "fake-editor"
-    editor.write_text('#!/bin/sh\necho "- [2026-07-22 10:00:00] written in the editor" >> "$1"\n')
-    editor.chmod(0o755)
+    editor = fake_editor(tmp_path / "fake-editor", "written in the editor")
     terminal.start(
         f"env COLUMNS=120 LINES=40 EDITOR={editor} {oryxtui_executable()} "
         f"--root {tmp_path / 'demo'}; sleep 30"
@@ -118,9 +123,7 @@ def test_without_an_editor_set_the_editor_key_says_which_it_opened(
     assert run_oryxtui("demo", str(tmp_path / "demo"), "--no-open").returncode == 0
     bin_folder = tmp_path / "bin"
     bin_folder.mkdir()
-    fake_vi = bin_folder / "vi"  # what is opened when nothing is chosen
-    fake_vi.write_text('#!/bin/sh\necho "- [2026-07-22 10:00:00] written in vi" >> "$1"\n')
-    fake_vi.chmod(0o755)
+    fake_editor(bin_folder / "vi", "written in vi")  # what is opened when nothing is chosen
     terminal.start(
         f"env -u EDITOR -u VISUAL PATH={bin_folder}:$PATH COLUMNS=120 LINES=40 "
         f"{oryxtui_executable()} --root {tmp_path / 'demo'}; sleep 30"
