@@ -383,7 +383,7 @@ class EpisodeStore:
         question = np.asarray(asked, dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(question) or 1.0)
         similarity = matrix @ question / np.where(norms == 0, 1.0, norms)
-        close = np.flatnonzero(similarity >= similarity_floor(self.min_similarity, self.embedder))
+        close = np.flatnonzero(similarity >= similarity_floor(self.min_similarity, embedder))
         order = close[np.argsort(-similarity[close], kind="stable")]
         return np.asarray(have, dtype=np.int64)[order]
 

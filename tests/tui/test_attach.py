@@ -248,9 +248,11 @@ async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
             assert isinstance(screen, DashboardScreen)
             screen.show_agent("ops@ro")
             await wait_for(pilot, lambda: archival_pane(app).view.row_count == 1)
-            assert screen.check_action("save_entry", ()) is False
-            assert screen.check_action("delete_entry", ()) is False
+            assert screen.check_action("save_entry", ()) is None  # dimmed: shown, not run
+            assert screen.check_action("delete_entry", ()) is None
             assert screen.check_action("recall", ()) is True  # reading is not a change
+            footer = {a.binding.action: a.enabled for a in screen.active_bindings.values()}
+            assert footer["save_entry"] is False and footer["recall"] is True
             await pilot.press("s")
             await pilot.pause()
             assert not isinstance(app.screen, SaveEntryScreen)

@@ -81,13 +81,6 @@ CHANGES = {
     "accept": "accepting a removal",
     "chat": "chatting (a turn saves to memory)",
 }
-CHANGE_KEYS = {
-    "s": "save_entry",
-    "i": "edit_entry",
-    "m": "move_entry",
-    "x": "delete_entry",
-    "c": "chat",
-}
 
 
 class KeysFooter(Footer):
@@ -404,10 +397,12 @@ class DashboardScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         """Escape goes back to the memory panes, so single-key actions work again; a key
         whose change is dimmed (not allowed here) still answers: with why."""
-        action = CHANGE_KEYS.get(event.key)
-        if action is not None and self.refused(action):
-            event.stop()
-            return
+        active = self.active_bindings.get(event.key)  # as bound now ([tui.keymap] included)
+        if active is not None and not active.enabled:
+            action = active.binding.action.removeprefix("screen.")
+            if self.refused(action):
+                event.stop()
+                return
         focused = self.focused
         if event.key != "escape" or focused is None:
             return
@@ -679,17 +674,20 @@ class DashboardScreen(Screen[None]):
         self.memory_view.edit_file()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Restore and accept are in the footer only while something is lost; what the
-        memory shown cannot take (a read-only key) is there, dimmed."""
-        if action in ("restore", "accept"):
-            return bool(self.memory_view.lost_count) and not self.refusal(action)
-        return not self.refusal(action)
+        """Restore and accept are in the footer only while something is lost (False: not
+        shown); what the memory shown cannot take (a read-only key) is there, dimmed (None:
+        shown, not run — its key still says why, see `on_key`)."""
+        if action in ("restore", "accept") and not self.memory_view.lost_count:
+            return False
+        return None if self.refusal(action) else True
 
     def refusal(self, action: str) -> str | None:
         """Why a change to the memory shown is not allowed (None: it is, or it is no change)."""
         doing = CHANGES.get(action)
         if doing is None or isinstance(self.selected, Unselected):
             return None
+        if action in ("restore", "accept") and not self.memory_view.lost_count:
+            return None  # nothing to do: no change is refused
         return self.service.refusal(self.selected, doing)
 
     def refused(self, action: str) -> bool:
