@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS episode_vectors (
     dim INTEGER NOT NULL,
     embedding BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS episode_sources (
+    session_id VARCHAR(255) PRIMARY KEY,
+    last_active TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS oryxtui_api_keys (
     name VARCHAR(64) PRIMARY KEY,
     key_prefix VARCHAR(16) NOT NULL UNIQUE,
@@ -163,6 +167,12 @@ class Database:
         with self.errors():
             return self.connection().execute(sql, params).fetchall()
 
+    @property
+    def full_text(self) -> str | None:
+        """The episodes' full-text index: FTS5, or None where this SQLite has no FTS5."""
+        with self.errors():
+            return "fts5" if has_table(self.connection(), "episode_words") else None
+
     @staticmethod
     def moment(when: datetime) -> object:
         """A time as oryxos.db stores it: local time text."""
@@ -184,7 +194,56 @@ def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
                 connection.execute(statement)
         _add_columns(connection, "oryxtui_prompt_parts", {"base": "VARCHAR(64)"})
         _add_columns(connection, "oryxtui_model_calls", {"actor": "VARCHAR(80)"})
+        _add_columns(connection, "episodes", {"terms": "TEXT", "term_count": "INTEGER"})
+        for index in EPISODE_INDEXES:
+            connection.execute(index)
+        _add_full_text(connection)
     return connection
+
+
+# What the episodes' search asks of the tables: how many an agent has, of how many terms, which
+# have no terms yet (stored by an earlier oryxtui), and which sessions moved.
+EPISODE_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS idx_episodes_agent_terms ON episodes (agent_name, term_count)",
+    "CREATE INDEX IF NOT EXISTS idx_episodes_unfilled ON episodes (agent_name) WHERE terms IS NULL",
+    # which of an agent's sessions moved since their episodes were taken, without reading them
+    "CREATE INDEX IF NOT EXISTS idx_oryxtui_sessions_active"
+    " ON sessions (profile_name, last_active_at, channel)",
+)
+# The episodes' full-text index (FTS5, over `episodes.terms`), kept by triggers whoever writes.
+EPISODE_WORDS = (
+    """CREATE VIRTUAL TABLE episode_words USING fts5(terms, content='episodes',
+    content_rowid='id', tokenize="unicode61 remove_diacritics 0 tokenchars '_'")""",
+    """CREATE TRIGGER IF NOT EXISTS episode_words_insert AFTER INSERT ON episodes BEGIN
+    INSERT INTO episode_words (rowid, terms) VALUES (new.id, new.terms); END""",
+    """CREATE TRIGGER IF NOT EXISTS episode_words_delete AFTER DELETE ON episodes BEGIN
+    INSERT INTO episode_words (episode_words, rowid, terms) VALUES ('delete', old.id, old.terms);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS episode_words_update AFTER UPDATE OF terms ON episodes BEGIN
+    INSERT INTO episode_words (episode_words, rowid, terms) VALUES ('delete', old.id, old.terms);
+    INSERT INTO episode_words (rowid, terms) VALUES (new.id, new.terms); END""",
+    "INSERT INTO episode_words (episode_words) VALUES ('rebuild')",  # the rows already there
+)
+
+
+def _add_full_text(connection: sqlite3.Connection) -> None:
+    """The episodes' FTS5 index, made once (with the episodes stored before it); a SQLite
+    built without FTS5 goes without (the episodes' search then reads their terms)."""
+    if has_table(connection, "episode_words"):
+        return
+    try:
+        for statement in EPISODE_WORDS:
+            connection.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if "fts5" not in str(exc):
+            raise
+
+
+def has_table(connection: sqlite3.Connection, name: str) -> bool:
+    row = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
 
 
 def _add_columns(connection: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:

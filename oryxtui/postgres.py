@@ -253,6 +253,23 @@ CREATE TRIGGER oryxtui_keys_updated AFTER UPDATE ON oryxtui_api_keys
         OR OLD.key_hash IS DISTINCT FROM NEW.key_hash)
     EXECUTE FUNCTION oryxtui_keys_changed();
 """,
+    # 5: the episodes' terms as the lexical route reads them, with their full-text index (the
+    # terms are the lexemes as they are: no parser, no dictionary), and which version of each
+    # session the episodes were last taken from.
+    """
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS terms TEXT;
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS term_count INTEGER;
+CREATE INDEX IF NOT EXISTS idx_episodes_terms
+    ON episodes USING gin (array_to_tsvector(string_to_array(terms, ' ')));
+CREATE INDEX IF NOT EXISTS idx_episodes_unfilled ON episodes (agent_name) WHERE terms IS NULL;
+CREATE INDEX IF NOT EXISTS idx_episodes_agent_terms ON episodes (agent_name, term_count);
+CREATE INDEX IF NOT EXISTS idx_oryxtui_sessions_active
+    ON sessions (profile_name, last_active_at, channel);
+CREATE TABLE IF NOT EXISTS episode_sources (
+    session_id VARCHAR(512) PRIMARY KEY,
+    last_active TEXT NOT NULL
+);
+""",
 ]
 SCHEMA_VERSION = len(UPGRADES)
 TABLES = (
@@ -613,6 +630,7 @@ class PortableDatabase:
 
     row_order = "ctid"  # where the row was last written
     ranks_vectors = True  # episode vectors are pgvector's: the database ranks them
+    full_text = "tsvector"  # the episodes' terms, by a GIN index
 
     def __init__(self, database: Postgres) -> None:
         self.database = database

@@ -2,11 +2,13 @@
 in a shared oryxos.db too) is an episode — the user's message, the final reply, the tools
 called, the session and the time — searchable by the lexical route of the recall engine. Episodes
 live in the derived `episodes` table of oryxos.db (rebuilt from `sessions` at any time) and are
-never written into MEMORY.md.
+never written into MEMORY.md; their words are searched by the database's own full-text index
+(`episode_words`).
 
 A turn is indexed as soon as the loop has stored it (`index_session`); sessions another program
-wrote are picked up when their `last_active_at` moves (`sync`). A turn's time is when oryxtui
-first saw it finished: the moment it was stored, for the loop's own turns."""
+wrote are picked up when their `last_active_at` moves past the one their episodes were taken
+from (`sync`, which reads only those). A turn's time is when oryxtui first saw it finished: the
+moment it was stored, for the loop's own turns."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxtui import database, notices
+from oryxtui.agent.episode_words import EpisodeWords, episode_terms
 from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations, Session
 from oryxtui.config import Settings
@@ -26,10 +29,8 @@ from oryxtui.memory.format import TIME_FORMAT
 
 if TYPE_CHECKING:
     from oryxtui.memory.recall.embedders import Embedder
-    from oryxtui.memory.recall.lexical import LexicalIndex
 
 REPLY_CHARS = 600  # of each message and reply, what a search answer shows
-TAIL_LIMIT = 512  # episodes searched beside the big index before it is made again
 EMBED_BATCH = 64  # episodes given vectors by one search at most (the rest by later ones)
 
 
@@ -86,8 +87,8 @@ def _agent(profile: object) -> str | None:
 
 
 class EpisodeStore:
-    """The `episodes` table, kept up with `sessions`, and searched through a lexical index per
-    agent (a big one made at times, and the newest episodes searched beside it)."""
+    """The `episodes` table, kept up with `sessions`, searched by words through the
+    database's full-text index, and by meaning where an embedder is set."""
 
     def __init__(
         self,
@@ -103,8 +104,7 @@ class EpisodeStore:
         # … or made when a search first needs it
         self._make_embedder: Callable[[], Embedder | None] | None = make_embedder
         self.min_similarity = min_similarity
-        self._seen: dict[str, object] = {}  # session id → last_active_at when last indexed
-        self._indexes: dict[str, tuple[int, LexicalIndex, list[tuple[int, Episode]]]] = {}
+        self.words = EpisodeWords(self.database)
         self._vectors: dict[tuple[str, str], dict[int, Any]] = {}
         self._lock = threading.Lock()
 
@@ -141,42 +141,41 @@ class EpisodeStore:
             if not fresh:
                 return 0
             stamp = when or self.clock().strftime(TIME_FORMAT)
+            rows = []
+            for offset, (user, reply, tools) in enumerate(fresh):
+                user, reply = database.storable(user), database.storable(reply)
+                held, count = episode_terms(f"{user}\n{reply}\n{' '.join(tools)}")
+                turn = known + 1 + offset
+                row = (user, reply, " ".join(tools), stamp, held, count)
+                rows.append((session_id, turn, agent or GLOBAL_PROFILE, channel, *row))
             with database.write_transaction(connection):
                 connection.executemany(
-                    "INSERT INTO episodes (session_id, turn, agent_name, channel,"
-                    " user_text, reply, tools, turn_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT DO NOTHING",
-                    [
-                        (
-                            session_id,
-                            known + 1 + offset,
-                            agent or GLOBAL_PROFILE,
-                            channel,
-                            database.storable(user),
-                            database.storable(reply),
-                            " ".join(tools),
-                            stamp,
-                        )
-                        for offset, (user, reply, tools) in enumerate(fresh)
-                    ],
+                    "INSERT INTO episodes (session_id, turn, agent_name, channel, user_text,"
+                    " reply, tools, turn_time, terms, term_count)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    rows,
                 )
         return len(fresh)
 
     def sync(self, agent: str | None = None, every_agent: bool = False) -> int:
         """Index the turns of the agent's sessions (or with `every_agent`, everyone's) that
-        changed since last looked at; returns how many turns were new."""
-        sql = "SELECT session_id, profile_name, channel, last_active_at FROM sessions"
+        changed since their episodes were last taken (`episode_sources`, kept in the database:
+        a new process reads only those); returns how many turns were new."""
+        sql = (
+            "SELECT s.session_id, s.profile_name, s.channel, s.last_active_at,"
+            " CAST(s.last_active_at AS TEXT) FROM sessions s"
+            " LEFT JOIN episode_sources k ON k.session_id = s.session_id"
+            " WHERE (k.last_active IS NULL OR k.last_active <> CAST(s.last_active_at AS TEXT))"
+        )
         params: tuple[object, ...] = ()
         if not every_agent:
-            sql += " WHERE profile_name = ?"
+            sql += " AND s.profile_name = ?"
             params = (agent or GLOBAL_PROFILE,)
         connection = self.database.connection()
         with self.database.errors():
             rows = connection.execute(sql, params).fetchall()
         added = 0
-        for session_id, profile, channel, active in rows:
-            if self._seen.get(session_id) == active:
-                continue  # unchanged: its messages are not even read
+        for session_id, profile, channel, active, version in rows:
             with self.database.errors():
                 found = connection.execute(
                     "SELECT messages_json FROM sessions WHERE session_id = ?", (session_id,)
@@ -186,7 +185,14 @@ class EpisodeStore:
             notices.skipped(skipped, "message", f"session {session_id}")
             when = time_text(active) if active else None
             added += self._store(session_id, _agent(profile), channel, messages, when)
-            self._seen[session_id] = active
+            if version is not None:
+                with self.database.errors(), database.write_transaction(connection):
+                    connection.execute(
+                        "INSERT INTO episode_sources (session_id, last_active) VALUES (?, ?)"
+                        " ON CONFLICT (session_id)"
+                        " DO UPDATE SET last_active = excluded.last_active",
+                        (session_id, version),
+                    )
         return added
 
     def drop_vectors(self, agent: str | None) -> int:
@@ -262,16 +268,21 @@ class EpisodeStore:
     ) -> list[tuple[int, Episode]]:
         """(row id, episode) of the agent's episodes after row `after`, oldest first; with
         `session_id`, of that session only."""
-        sql = (
-            "SELECT id, session_id, turn, agent_name, channel, turn_time, user_text, reply,"
-            " tools FROM episodes WHERE agent_name = ? AND id > ?"
-        )
+        where = "agent_name = ? AND id > ?"
         params: tuple[object, ...] = (agent or GLOBAL_PROFILE, after)
         if session_id is not None:
-            sql += " AND session_id = ?"
+            where += " AND session_id = ?"
             params = (*params, session_id)
+        return self._read(where + " ORDER BY id", params)
+
+    def _read(self, where: str, params: tuple[object, ...]) -> list[tuple[int, Episode]]:
+        """(row id, episode) of the rows `where` selects, in its order."""
+        sql = (
+            "SELECT id, session_id, turn, agent_name, channel, turn_time, user_text, reply,"
+            " tools FROM episodes WHERE "
+        )
         with self.database.errors():
-            rows = self.database.connection().execute(sql + " ORDER BY id", params).fetchall()
+            rows = self.database.connection().execute(sql + where, params).fetchall()
         found: list[tuple[int, Episode]] = []
         for row_id, session, turn, name, channel, when, user, reply, tools in rows:
             if type(turn) is not int or not all(
@@ -303,51 +314,56 @@ class EpisodeStore:
         until: str | None = None,
         limit: int = 5,
     ) -> list[Episode]:
-        """The agent's episodes that best match `query`, best first: by words (BM25), and by
-        meaning too when an embedder is set (the two routes fused by rank, as recall fuses
-        them); `since` and `until` (ISO dates or date-times, inclusive) narrow them by time."""
-        import numpy as np
-
+        """The agent's episodes that best match `query`, best first: by words (BM25, through
+        the database's full-text index), and by meaning too when an embedder is set (the two
+        routes fused by rank, as recall fuses them); `since` and `until` (ISO dates or
+        date-times, inclusive) narrow them by time."""
         from oryxtui.memory.admission import searchable
-        from oryxtui.memory.recall.fusion import Route, fuse
-        from oryxtui.memory.recall.lexical import LexicalIndex
 
         searchable(query, "search")
         key = agent or GLOBAL_PROFILE
-        with self._lock:
-            built = self._indexes.get(key)
-            last = built[0] if built else 0
-            tail = self._rows(agent, last)
-            if built is None or len(tail) > TAIL_LIMIT:
-                rows = ([*built[2]] if built else []) + tail
-                top = tail[-1][0] if tail else last
-                built = (top, LexicalIndex([e.text for _, e in rows]), rows)
-                self._indexes[key] = built
-                tail = []
-        _, index, indexed = built
-        everything = [*indexed, *tail]
-        scored: list[tuple[float, int]] = []
-        documents, scores = index.search(query)
-        scored += zip(scores.tolist(), documents.tolist(), strict=True)
-        if tail:
-            docs, tail_scores = LexicalIndex([e.text for _, e in tail]).search(query)
-            scored += zip(tail_scores.tolist(), (len(indexed) + docs).tolist(), strict=True)
-        scored.sort(key=lambda item: (-item[0], -item[1]))
-        routes = [Route("lexical", 1.0, np.asarray([d for _, d in scored], dtype=np.int64))]
-        if self.embedder is not None:
-            meaning = self._by_meaning(key, everything, query)
-            if meaning is not None:
-                routes.append(Route("semantic", 1.0, meaning))
         low, high = _bound(since, False), _bound(until, True)
-        eligible = np.asarray(
-            [
-                (low is None or (e.time or "") >= low) and (high is None or (e.time or "") <= high)
-                for _, e in everything
-            ],
-            dtype=bool,
-        )
+
+        def within(when: str | None) -> bool:
+            return (low is None or (when or "") >= low) and (high is None or (when or "") <= high)
+
+        if self.embedder is None:  # the words alone: only the episodes shown are read
+            return self._by_ids(self.words.ranked(key, query, within)[:limit])
+        return self._fused(key, query, self.words.ranked(key, query), within, limit)
+
+    def _fused(
+        self,
+        key: str,
+        query: str,
+        by_words: Sequence[int],
+        within: Callable[[str | None], bool],
+        limit: int,
+    ) -> list[Episode]:
+        """The words' ranking (row ids) and the meaning's, fused by rank over all the agent's
+        episodes; those outside the time asked for are passed over after."""
+        import numpy as np
+
+        from oryxtui.memory.recall.fusion import Route, fuse
+
+        everything = self._rows(_agent(key), 0)
+        position = {row: index for index, (row, _) in enumerate(everything)}
+        ranked = [position[row] for row in by_words if row in position]
+        routes = [Route("lexical", 1.0, np.asarray(ranked, dtype=np.int64))]
+        meaning = self._by_meaning(key, everything, query)
+        if meaning is not None:
+            routes.append(Route("semantic", 1.0, meaning))
+        eligible = np.asarray([within(e.time) for _, e in everything], dtype=bool)
         chosen, _ = fuse(len(everything), routes, limit, eligible if len(everything) else None)
         return [everything[i][1] for i in chosen.tolist()]
+
+    def _by_ids(self, rows: Sequence[int]) -> list[Episode]:
+        """These episodes, in this order (one a row another program spoilt is left out)."""
+        found: dict[int, Episode] = {}
+        for start in range(0, len(rows), 900):  # SQLite's limit on parameters
+            part = rows[start : start + 900]
+            marks = ",".join("?" * len(part))
+            found.update(self._read(f"id IN ({marks})", tuple(part)))
+        return [found[row] for row in rows if row in found]
 
     def _by_meaning(self, key: str, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
         """Indexes of `everything` close enough in meaning to `query`, closest first (None:

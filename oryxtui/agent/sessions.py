@@ -60,6 +60,9 @@ class Conversations(Protocol):
     row_order: str  # the column that orders rows as written (rowid, ctid)
     ranks_vectors: bool  # the database ranks episode vectors itself (pgvector)
 
+    @property
+    def full_text(self) -> str | None: ...  # the episodes' index: "fts5", "tsvector" or None
+
     def errors(self) -> AbstractContextManager[None]: ...
     def connection(self) -> Any: ...
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]: ...

@@ -1,8 +1,10 @@
 """The CLI as hooks and scripts call it: whole `oryxtui memory save` / `memory recall` processes
-on the demo workspace, next to `python -c "import pydantic"` measured in the same run.
+on the demo workspace, and `oryxtui sessions search` over 10,000 and 100,000 past turns, next to
+`python -c "import pydantic"` measured in the same run.
 
-Run: python tests/benchmarks/bench_cli.py [--runs N]
-The commands run interleaved (one of each per round), after a warm-up that compiles bytecode.
+Run: python tests/benchmarks/bench_cli.py [--runs N] [--episodes 10000,100000]
+The commands run interleaved (one of each per round), after a warm-up that compiles bytecode
+and lets the first search index the turns (what any later command finds done).
 """
 
 from __future__ import annotations
@@ -23,7 +25,32 @@ def _run(command: list[str]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def run(runs: int = 15) -> dict[str, object]:
+WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "pu", "ro", "si", "tu") for b in range(500)]
+
+
+def fill_sessions(root: Path, episodes: int) -> None:
+    """`episodes` finished turns of the agent ops-bot, in sessions of 100 turns, each turn with
+    a few words of a 4,000-word vocabulary (so a question matches some, not all)."""
+    import random
+
+    from oryxtui.agent.messages import Message
+    from oryxtui.agent.sessions import SessionStore
+
+    chooser = random.Random(7)
+    sessions = SessionStore(root / "oryxos.db")
+    for number in range(episodes // 100):
+        session = sessions.load(f"cli:u{number}:ops-bot", "ops-bot", "cli", f"u{number}")
+        messages = []
+        for turn in range(100):
+            words = " ".join(chooser.sample(WORDS, 6))
+            messages += [
+                Message("user", f"what about {words} in turn {turn}?"),
+                Message("assistant", f"The {words} are settled; nothing else changed."),
+            ]
+        sessions.append(session, *messages)
+
+
+def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[str, object]:
     oryxtui = str(Path(sys.executable).parent / "oryxtui")
     with tempfile.TemporaryDirectory() as folder:
         demo = Path(folder) / "demo"
@@ -35,6 +62,17 @@ def run(runs: int = 15) -> dict[str, object]:
             "memory_recall": [oryxtui, "memory", "recall", *where, "deploy"],
             "help": [oryxtui, "--help"],
         }
+        for size in episodes:
+            root = Path(folder) / f"turns-{size}"
+            subprocess.run(
+                [oryxtui, "demo", str(root), "--no-open"], capture_output=True, check=True
+            )
+            home = root / ".oryxos"  # the workspace `oryxtui demo` made
+            (home / "config.toml").write_text("")  # no embedder: the words alone
+            fill_sessions(home, size)
+            query = f"{WORDS[11]} {WORDS[2222]} settled"
+            at = ["--root", str(root), "--agent", "ops-bot"]
+            commands[f"sessions_search_{size}"] = [oryxtui, "sessions", "search", *at, query]
         for command in commands.values():  # warm-up: bytecode compiled, files cached
             _run(command)
         samples: dict[str, list[float]] = {name: [] for name in commands}
@@ -45,9 +83,16 @@ def run(runs: int = 15) -> dict[str, object]:
     baseline = report["baseline_import_pydantic"]["median_ms"]  # type: ignore[index]
     for name in ("memory_save", "memory_recall"):
         report[f"{name}_vs_pydantic"] = round(report[name]["median_ms"] / baseline, 2)  # type: ignore[index]
+    save = report["memory_save"]["median_ms"]  # type: ignore[index]
+    for size in episodes:
+        search = report[f"sessions_search_{size}"]["median_ms"]  # type: ignore[index]
+        report[f"sessions_search_{size}_vs_memory_save"] = round(search / save, 2)
     return report
 
 
 if __name__ == "__main__":
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 15
-    print(json.dumps(run(runs), indent=2))
+    sizes = (10_000, 100_000)
+    if "--episodes" in sys.argv:
+        sizes = tuple(int(n) for n in sys.argv[sys.argv.index("--episodes") + 1].split(","))
+    print(json.dumps(run(runs, sizes), indent=2))

@@ -13,12 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from oryxtui.memory.recall.bm25 import K1, B, discriminates, idf
 from oryxtui.memory.tokens import IS_CJK, TERM_SPLIT, bigrams, normal, term_of, terms
-
-K1 = 1.2
-B = 0.75
-COMMON = 0.2  # a term held by more than this share of the entries tells none of them apart
-FEW = 10  # … unless it is held by no more than this many
 
 
 class LexicalIndex:
@@ -81,10 +77,9 @@ class LexicalIndex:
             if number is None:
                 total += rarest
                 continue
-            found = int(self._starts[number + 1] - self._starts[number])
-            idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
-            held += idf
-            total += idf
+            weight = idf(self.size, int(self._starts[number + 1] - self._starts[number]))
+            held += weight
+            total += weight
         return held / total if total else 0.0
 
     def search(self, query: str) -> tuple[np.ndarray, np.ndarray]:
@@ -104,11 +99,9 @@ class LexicalIndex:
             start, stop = self._starts[number], self._starts[number + 1]
             where = self._documents[start:stop]
             tf = self._counts[start:stop].astype(np.float64)
-            found = len(where)
-            idf = math.log(1 + (self.size - found + 0.5) / (found + 0.5))
-            scores[where] += idf * tf * (K1 + 1) / (tf + norm[where])
+            scores[where] += idf(self.size, len(where)) * tf * (K1 + 1) / (tf + norm[where])
             anything[where] = True
-            if found <= max(COMMON * self.size, FEW):
+            if discriminates(self.size, len(where)):
                 matched[where] = True
         # A term most entries hold (a speaker's name in a chat) ranks nothing by itself while
         # the question has a rarer one; a question of only such terms matches them.
