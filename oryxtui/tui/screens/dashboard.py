@@ -51,11 +51,6 @@ from oryxtui.tui.overview import (
 )
 from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen
-from oryxtui.tui.screens.help import HelpScreen, key_groups
-from oryxtui.tui.screens.history import HistoryScreen
-from oryxtui.tui.screens.recall import Found, RecallScreen
-from oryxtui.tui.screens.save_entry import SaveEntryScreen
-from oryxtui.tui.screens.sessions import SessionsScreen
 from oryxtui.tui.text import tell
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
@@ -65,6 +60,7 @@ from oryxtui.workspace import AgentName, Workspace, is_remote
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
+    from oryxtui.tui.screens.recall import Found
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SMALL_WIDTH = 100  # below this, a narrower agent list
@@ -94,6 +90,10 @@ class KeysFooter(Footer):
 
 class DashboardScreen(Screen[None]):
     """The selected agent comes down to the panes bound; what they do goes up as messages."""
+
+    # The memory panes have the width until the chat or the prompt is opened (c, p): a class
+    # given from the start, so the first frame is styled once, not again at mount.
+    DEFAULT_CLASSES = "side-hidden"
 
     # The footer shows the focused widget's keys, then these in this order: help and quit
     # first, so an 80-column terminal still shows them when the rest is cut.
@@ -173,11 +173,9 @@ class DashboardScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # Before the first layout, so the first frame is already the right one. The memory
-        # panes have the width until the chat or the prompt is opened (c, p).
+        # Before the first layout, so the first frame is already the right one.
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
-        self.add_class("side-hidden")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
         if is_remote(self.workspace):
             self._list_agents()  # over the network: the first frame does not wait for it
@@ -472,6 +470,8 @@ class DashboardScreen(Screen[None]):
             if entry is not None:
                 self.pacer.request(agent)  # the watcher brings it too; not every store is watched
 
+        from oryxtui.tui.screens.save_entry import SaveEntryScreen
+
         self.app.push_screen(
             SaveEntryScreen(agent_label(agent), partial(self.service.save, agent)), saved
         )
@@ -479,6 +479,8 @@ class DashboardScreen(Screen[None]):
     def action_help(self) -> None:
         """Every key that applies now — the focused place's and those that work anywhere —
         as Textual has them bound (the footer's are among them)."""
+        from oryxtui.tui.screens.help import HelpScreen, key_groups
+
         bindings = self.active_bindings
         display = {key: self.app.get_key_display(Binding(key, "")) for key in bindings}
         groups = key_groups(bindings, display, {id(self), id(self.app)})
@@ -554,6 +556,8 @@ class DashboardScreen(Screen[None]):
             tell(self, f"Digest written ({entry.scope.value}).", title="Memory")
 
     def action_sessions(self) -> None:
+        from oryxtui.tui.screens.sessions import SessionsScreen
+
         agent = self.selected
         if not isinstance(agent, Unselected):
             self.app.push_screen(SessionsScreen(self.agent_loop, agent))
@@ -561,6 +565,7 @@ class DashboardScreen(Screen[None]):
     def action_review(self) -> None:
         """The review inbox: what agents wrote that awaits approval, every agent's."""
         from oryxtui.tui.screens.review import ReviewScreen
+        from oryxtui.tui.screens.sessions import SessionsScreen
 
         def open_turn(agent: AgentName, session: str, turn: int | None) -> None:
             self.app.push_screen(SessionsScreen(self.agent_loop, agent, at=(session, turn)))
@@ -574,11 +579,15 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(screen, lambda _: self._read_again(counts=True))
 
     def action_history(self) -> None:
+        from oryxtui.tui.screens.history import HistoryScreen
+
         agent = self.selected
         if not isinstance(agent, Unselected):
             self.app.push_screen(HistoryScreen(self.service, agent, self.changes))
 
     def action_recall(self) -> None:
+        from oryxtui.tui.screens.recall import RecallScreen
+
         agent = self.selected
         if not isinstance(agent, Unselected):
             service = self.service
@@ -653,6 +662,8 @@ class DashboardScreen(Screen[None]):
         if session:
             turn = origin.get("turn")
             at = (str(session), turn if isinstance(turn, int) else None)
+            from oryxtui.tui.screens.sessions import SessionsScreen
+
             self.app.call_from_thread(
                 self.app.push_screen, SessionsScreen(self.agent_loop, agent, at=at)
             )
