@@ -1,3 +1,3 @@
-from oryxtui.cli import main
+from oryxtui.launch import main
 
 raise SystemExit(main())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -212,6 +211,8 @@ class Workspace:
         """Existing agents whose names look like `agent` (for "did you mean")."""
         agents = self.list_agents()
         by_lower = {name.lower(): name for name in agents}
+        import difflib
+
         close = difflib.get_close_matches(agent.lower(), list(by_lower), n=3, cutoff=0.6)
         return [by_lower[name] for name in close]
 

@@ -12,7 +12,8 @@ import argparse
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from oryxtui import __version__
 from oryxtui.cli import (
@@ -28,17 +29,21 @@ from oryxtui.cli import (
     workspace,
 )
 from oryxtui.cli.common import (
+    AGENT_ARGS,
     AGENTS,
+    COMMON_ARGS,
     DB,
     EXIT_OK,
+    JSON_ARGS,
     KEYS,
     MEMORY,
+    REMOTE_ARGS,
     SESSIONS,
     TOP,
+    Arg,
     Command,
     Group,
     say,
-    shared_options,
 )
 from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
@@ -75,45 +80,87 @@ LISTED = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    shared = shared_options()
+class Deferred(argparse.ArgumentParser):
+    """A command's (or group's) parser whose arguments are added when argparse chooses it:
+    `oryxtui memory save` builds the parser of one command, not of forty."""
+
+    fill: Callable[[argparse.ArgumentParser, Sequence[str]], None] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self.fill is not None:
+            fill, self.fill = self.fill, None
+            fill(self, args or [])
+        return super().parse_known_args(args, namespace)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, of the command they name only (all where they name
+    none: `--help`, a misspelt command)."""
     parser = argparse.ArgumentParser(
         prog="oryxtui",
         description="See and steer what an AI agent remembers. Without a command, "
         "opens the dashboard on the workspace.",
-        parents=[shared[0]],
     )
+    _arguments(parser, COMMON_ARGS)
     parser.add_argument("--version", action="version", version=f"oryxtui {__version__}")
     parser.set_defaults(handler=workspace.dashboard)
-    top = parser.add_subparsers(title="commands", metavar="COMMAND")
+    top = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Deferred)
     parts: dict[str, Command | Group] = {c.name: c for c in TOP.commands}
     parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS, DB, KEYS) if g.name})
+    named = _named(sys.argv[1:] if argv is None else argv)
+    if named in parts:
+        parts = {named: parts[named]}
     for name in sorted(parts, key=lambda n: LISTED.index(n) if n in LISTED else len(LISTED)):
         entry = parts[name]
         if isinstance(entry, Command):
-            _add(entry, top, shared)
-            continue
-        group = top.add_parser(name, help=entry.help)
-        actions = group.add_subparsers(title=f"{name} commands", metavar="ACTION", required=True)
-        for command in entry.commands:
-            _add(command, actions, shared)
+            _add(entry, top)
+        else:
+            top.add_parser(name, help=entry.help).fill = _group(name, entry)
     return parser
 
 
-def _add(
-    command: Command,
-    actions: argparse._SubParsersAction[argparse.ArgumentParser],
-    shared: tuple[argparse.ArgumentParser, ...],
-) -> None:
-    common, agent, as_json, remote = shared
-    parents = [common]
-    parents += [agent] if command.agent else []
-    parents += [as_json] if command.json else []
-    parents += [remote] if command.remote else []
-    parser = actions.add_parser(command.name, parents=parents, help=command.help)
-    for argument in command.args:
-        parser.add_argument(*argument.names, **argument.options)
+def _named(argv: Sequence[str]) -> str | None:
+    """The command the arguments name: the first that is no option (nor --root's value)."""
+    after_root = False
+    for word in argv:
+        if after_root:
+            after_root = False
+        elif word == "--root":
+            after_root = True
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _group(name: str, group: Group) -> Callable[[argparse.ArgumentParser, Sequence[str]], None]:
+    def fill(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+        actions = parser.add_subparsers(
+            title=f"{name} commands", metavar="ACTION", required=True, parser_class=Deferred
+        )
+        named = [c for c in group.commands if c.name == _named(argv)]
+        for command in named or group.commands:
+            _add(command, actions)
+
+    return fill
+
+
+def _add(command: Command, actions: argparse._SubParsersAction[Deferred]) -> None:
+    parser = actions.add_parser(command.name, help=command.help)
     parser.set_defaults(handler=command.handler)
+
+    def fill(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+        _arguments(parser, COMMON_ARGS)
+        _arguments(parser, AGENT_ARGS if command.agent else ())
+        _arguments(parser, JSON_ARGS if command.json else ())
+        _arguments(parser, REMOTE_ARGS if command.remote else ())
+        _arguments(parser, command.args)
+
+    parser.fill = fill
+
+
+def _arguments(parser: argparse.ArgumentParser, arguments: Sequence[Arg]) -> None:
+    for argument in arguments:
+        parser.add_argument(*argument.names, **argument.options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdin, sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     # --root and --debug are accepted before or after the command; absent means not given.
     args.root = getattr(args, "root", None)
     args.debug = getattr(args, "debug", False)

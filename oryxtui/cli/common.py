@@ -84,37 +84,33 @@ DB = Group("db", "the shared PostgreSQL database: status, upgrade, migrate, loca
 KEYS = Group("keys", "per-user keys for `serve`: create, list, revoke")
 
 
-def shared_options() -> tuple[argparse.ArgumentParser, ...]:
-    """The options many commands take: --root and --debug (all), --agent, --json, --remote."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+# The options many commands take: --root and --debug (all), --agent, --json, --remote.
+COMMON_ARGS = (
+    arg(
         "--root",
         metavar="PATH",
         default=argparse.SUPPRESS,
         help="the .oryxos workspace, or a folder containing one (default: $ORYXOS_ROOT, "
         "else the nearest .oryxos at or above the current folder)",
-    )
-    common.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
-    )
-    agent = argparse.ArgumentParser(add_help=False)
-    agent.add_argument("--agent", metavar="NAME", help="the agent (default: the global memory)")
-    as_json = argparse.ArgumentParser(add_help=False)
-    as_json.add_argument("--json", action="store_true", help="print JSON")
-    remote = argparse.ArgumentParser(add_help=False)
-    remote.add_argument(
+    ),
+    arg("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"),
+)
+AGENT_ARGS = (arg("--agent", metavar="NAME", help="the agent (default: the global memory)"),)
+JSON_ARGS = (arg("--json", action="store_true", help="print JSON"),)
+REMOTE_ARGS = (
+    arg(
         "--remote",
         metavar="URL",
         help="work on an oryxtui server instead of a workspace (a URL, or a name from the "
         "[remotes] table of ~/.config/oryxtui/config.toml)",
-    )
-    remote.add_argument(
+    ),
+    arg(
         "--key-env",
         metavar="NAME",
         help="the environment variable holding the server's key (default: the [remotes] "
         "entry's, else ORYXTUI_API_KEY)",
-    )
-    return common, agent, as_json, remote
+    ),
+)
 
 
 # Output ----------------------------------------------------------------------------------------

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from oryxtui.api.keys import KeyStore, Scope, parse_agents
 from oryxtui.cli.common import EXIT_OK, KEYS, arg, open_workspace, print_json, show, warn
 from oryxtui.errors import NotFound
+
+if TYPE_CHECKING:
+    from oryxtui.api.keys import KeyStore
+
+SCOPES = ("read", "write", "admin")  # `Scope`'s labels (a test holds them so): no import to list
 
 
 def _store(args: argparse.Namespace) -> KeyStore:
     from oryxtui.agent.sessions import open_conversations
+    from oryxtui.api.keys import KeyStore
 
     workspace, settings = open_workspace(args)
     return KeyStore(open_conversations(workspace, settings))
@@ -22,11 +28,13 @@ def _store(args: argparse.Namespace) -> KeyStore:
     "create",
     "make a key (shown once; only its hash is kept)",
     arg("name", metavar="NAME", help="who it is for; recorded as the actor of its changes"),
-    arg("--scope", required=True, choices=[s.label for s in Scope], help="what it may do"),
+    arg("--scope", required=True, choices=SCOPES, help="what it may do"),
     arg("--agents", metavar="PATTERN", help="only these agents: globs, comma-separated"),
     json=True,
 )
 def create(args: argparse.Namespace) -> int:
+    from oryxtui.api.keys import Scope, parse_agents
+
     agents = parse_agents(args.agents)
     scope = Scope.parse(args.scope)
     key = _store(args).create(args.name, scope, agents)

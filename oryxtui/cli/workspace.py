@@ -4,7 +4,6 @@ dashboard over servers)."""
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -79,6 +78,8 @@ def run_dashboard(workspace: Workspace, live: bool) -> int:
 
     simulator = None
     if live:
+        import subprocess
+
         simulator = subprocess.Popen(
             [sys.executable, "-m", "oryxtui.simulate", str(workspace.root)],
             stdin=subprocess.DEVNULL,

@@ -6,18 +6,38 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
+from typing import NamedTuple
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
-IS_CJK = re.compile(rf"[{_CJK}]")
+
+
+class Patterns(NamedTuple):
+    token: re.Pattern[str]  # a word, or a run of CJK characters
+    is_cjk: re.Pattern[str]  # (at the start of a token) a CJK character
+    word: re.Pattern[str]  # … a word keeps its apostrophes ("caroline's")
+    term_split: re.Pattern[str]  # the whole text in one pass: a line break ends an entry's terms
+
+
+@cache
+def patterns() -> Patterns:
+    """The expressions, compiled on first use: their Unicode classes take milliseconds to
+    compile, which a command that reads no words should not pay."""
+    return Patterns(
+        re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+"),
+        re.compile(rf"[{_CJK}]"),
+        re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*"),
+        re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*"),
+    )
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; a run of CJK characters gives its overlapping bigrams (a lone
     character stays as it is)."""
     found: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if IS_CJK.match(token):
+    compiled = patterns()
+    for token in compiled.token.findall(text.lower()):
+        if compiled.is_cjk.match(token):
             found += bigrams(token)
         else:
             found.append(token)
@@ -44,9 +64,6 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905 (words read best as words)
 )
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
-_WORD = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*")
-# The whole text in one pass, as the index reads it: a line break ends an entry's terms.
-TERM_SPLIT = re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*")
 
 
 def normal(text: str) -> str:
@@ -85,8 +102,9 @@ def terms(text: str) -> list[str]:
     """The terms the lexical route indexes and looks for: NFKC-normalised, case-folded words
     without stop words, each folded (`fold`); CJK runs as overlapping character bigrams."""
     found: list[str] = []
-    for token in _WORD.findall(normal(text)):
-        if IS_CJK.match(token):
+    compiled = patterns()
+    for token in compiled.word.findall(normal(text)):
+        if compiled.is_cjk.match(token):
             found += bigrams(token)
         elif term := term_of(token):
             found.append(term)

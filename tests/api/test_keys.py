@@ -207,3 +207,9 @@ def test_no_key_reaches_the_servers_output(keyed: Workspace) -> None:
     output = server.process.stdout.read() + server.process.stderr.read()  # type: ignore[union-attr]
     for key in (good, gone, forged):
         assert key.encode() not in output and key.split("_", 2)[2].encode() not in output
+
+
+def test_the_cli_offers_every_scope() -> None:
+    from oryxtui.cli.keys import SCOPES
+
+    assert tuple(scope.label for scope in Scope) == SCOPES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,24 @@ def test_help_lists_the_commands() -> None:
     assert result.returncode == 0
     for command in ("init", "demo", "memory"):
         assert command in result.stdout
+
+
+def test_parsers_are_built_for_the_command_named_and_help_still_lists_them_all() -> None:
+    """Only the named command's parser is built (a command starts faster); help, a misspelt
+    command and each command's own help are what they were."""
+    from oryxtui.cli import LISTED, build_parser
+    from oryxtui.cli.common import MEMORY
+
+    def names(text: str) -> list[str]:  # the commands listed: a name indented four spaces
+        return [line.split()[0] for line in text.splitlines() if re.match(r"    \S", line)]
+
+    assert names(run_oryxtui("--help").stdout) == list(LISTED)
+    actions = names(run_oryxtui("memory", "--help").stdout)
+    assert actions == [command.name for command in MEMORY.commands]
+    save = run_oryxtui("--root", "memory", "memory", "save", "--help").stdout
+    assert "--scope SCOPE" in save and "--agent NAME" in save and "TEXT" in save
+    wrong = run_oryxtui("memroy")
+    assert wrong.returncode == 2 and "choose from 'init', 'demo', 'memory'" in wrong.stderr
+    only = build_parser(["--root", "memory", "sessions", "list"])
+    (commands,) = [a for a in only._actions if a.dest == "==SUPPRESS==" and a.choices]
+    assert list(commands.choices) == ["sessions"]  # not --root's value, not the others

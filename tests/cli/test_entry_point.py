@@ -144,3 +144,28 @@ def test_scriptable_commands_import_nothing_heavy(demo: Path, argv: list[str]) -
     assert result.returncode == 0, result.stderr
     code, *loaded = result.stdout.split()
     assert code == "0" and loaded == [], (argv, loaded)
+
+
+def test_the_executable_holds_the_collector_back_for_a_second_only(tmp_path: Path) -> None:
+    """A command done within the grace never runs the cyclic collector; one that lasts (the
+    dashboard, `serve`, a chat) has it back, with what was built until then set aside."""
+    probe = (
+        "import gc, time, sys, oryxtui.cli as cli, oryxtui.launch as launch\n"
+        "launch.GRACE = 0.2\n"
+        "def lasting():\n"
+        "    at_start = gc.isenabled()\n"
+        "    deadline = time.monotonic() + 30\n"
+        "    while not gc.isenabled() and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    print(at_start, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
+        "    return 0\n"
+        "cli.main = lasting\n"
+        "raise SystemExit(launch.main())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True"]
+    quick = oryxtui_process("--version")  # the real executable, through the same door
+    assert quick.returncode == 0 and quick.stdout.startswith("oryxtui ")

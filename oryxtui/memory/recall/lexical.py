@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from oryxtui.memory.recall.bm25 import K1, B, discriminates, idf
-from oryxtui.memory.tokens import IS_CJK, TERM_SPLIT, bigrams, normal, term_of, terms
+from oryxtui.memory.tokens import bigrams, normal, patterns, term_of, terms
 
 
 class LexicalIndex:
@@ -32,11 +32,14 @@ class LexicalIndex:
         documents = array("q")
         number = vocabulary.setdefault
         document = 0
-        for match in TERM_SPLIT.finditer(joined):  # one token at a time, never a list of them
+        compiled = patterns()
+        is_cjk = compiled.is_cjk.match
+        # one token at a time, never a list of them
+        for match in compiled.term_split.finditer(joined):
             token = match.group()
             if token == "\n":
                 document += 1
-            elif token[0] >= "\u3040" and IS_CJK.match(token):
+            elif token[0] >= "\u3040" and is_cjk(token):
                 for part in bigrams(token):
                     token_ids.append(number(part, len(vocabulary)))
                     documents.append(document)
