@@ -340,9 +340,3 @@ def init_workspace(path: str | os.PathLike[str]) -> Workspace:
             "you can write to."
         ) from None
     return workspace
-
-
-def is_remote(place: object) -> bool:
-    """Whether a command or the dashboard works on a server (`--remote`, `attach`) in the
-    place of a workspace: the same methods, over the REST API."""
-    return getattr(place, "remote", False) is True

@@ -20,8 +20,6 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui import __version__
-from oryxtui.agent.loop import AgentLoop
-from oryxtui.agent.sessions import SessionStore, conversations, open_conversations
 from oryxtui.api import talk
 from oryxtui.api.auth import Authenticator
 from oryxtui.api.events import EventLog
@@ -40,6 +38,7 @@ from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor, current_actor
 from oryxtui.notices import collected, collecting
+from oryxtui.places import Here
 from oryxtui.workspace import Workspace
 
 MAX_BODY_BYTES = 32 * 1024
@@ -73,7 +72,8 @@ def create_api(
         return _ABSOLUTE_PATH.sub("<path>", message)
 
     events = EventLog()
-    feed = EventFeed(workspace, settings, memory, events, scrub)
+    place = Here(workspace, settings, memory)  # its database and loop, each opened once
+    feed = EventFeed(workspace, settings, memory, events, scrub, lambda: place.database)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -106,10 +106,10 @@ def create_api(
     api.state.workspace = workspace
     api.state.settings = settings
     api.state.memory = memory
+    api.state.place = place
     api.state.events = events
     api.state.streams = StreamSlots(settings.api.max_streams, settings.api.streams_per_key)
-    sessions = SessionStore(conversations(workspace, settings))
-    api.state.runner = AgentLoop(workspace, settings, memory, sessions)
+    api.state.runner = place.loop()
     api.state.queue = AgentQueue()
 
     api.state.scrub = scrub
@@ -125,7 +125,7 @@ def create_api(
         with collecting(scrub):
             return await call_next(request)
 
-    keys = KeyStore(open_conversations(workspace, settings))
+    keys = KeyStore(place.database)
     api.state.keys = keys
     auth = Authenticator.at_start(keys, token, bind_host)
     api.state.auth = auth

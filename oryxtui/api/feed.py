@@ -71,8 +71,10 @@ class EventFeed:
         memory: MemoryService,
         events: EventLog,
         scrub: Callable[[str], str] = str,
+        database: Callable[[], Any] | None = None,
     ) -> None:
         self.workspace = workspace
+        self._open_database = database  # the place's database, where sessions are
         self.settings = settings
         self.memory = memory
         self.events = events
@@ -169,9 +171,12 @@ class EventFeed:
 
     def _sessions_database(self) -> Any:
         if self._database is None:
-            from oryxtui.agent.sessions import open_conversations
+            if self._open_database is not None:
+                self._database = self._open_database()
+            else:
+                from oryxtui.agent.sessions import open_conversations
 
-            self._database = open_conversations(self.workspace, self.settings)
+                self._database = open_conversations(self.workspace, self.settings)
         return self._database
 
     def index_changed(self, agent: str | None, status: Any = None) -> None:

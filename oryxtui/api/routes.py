@@ -39,11 +39,16 @@ from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.notices import collected
+from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
 
 def workspace_of(request: Request) -> Workspace:
     return request.app.state.workspace
+
+
+def place_of(request: Request) -> Here:
+    return request.app.state.place
 
 
 def settings_of(request: Request) -> Settings:
@@ -266,23 +271,13 @@ async def bring_back(name: AgentName, change: int, memory: Memory, queue: Queue)
 @router.get("/{name}/memory/origins", response_model=Envelope[dict[str, dict[str, Any]]])
 async def origins(
     name: AgentName,
-    memory: Memory,
     queue: Queue,
-    workspace: Annotated[Workspace, Depends(workspace_of)],
-    settings: Annotated[Settings, Depends(settings_of)],
+    place: Annotated[Here, Depends(place_of)],
 ) -> Response:
     """Where each entry came from, by its id: `by` (dashboard, cli, api or api:KEY, agent,
     outside, unknown), the change, and for an agent's save its session and turn (`via:
     upstream` for a line upstream's `save_memory` wrote)."""
-    from oryxtui.agent.provenance import Provenance
-    from oryxtui.agent.sessions import open_conversations
-
-    def read() -> dict[str, dict[str, Any]]:
-        snapshot = memory.snapshot(name)
-        entries = [*snapshot.core, *snapshot.archival]
-        return Provenance(memory, open_conversations(workspace, settings)).origins(name, entries)
-
-    return answer(await queue.run(name, read))
+    return answer(await queue.run(name, place.origins, name))
 
 
 @router.get("/{name}/memory/review", response_model=Envelope[list[dict[str, Any]]])

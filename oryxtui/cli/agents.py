@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from oryxtui.cli.common import AGENTS, EXIT_OK, arg, open_workspace, print_json, service_of, show
+from oryxtui.cli.common import AGENTS, EXIT_OK, arg, open_place, print_json, show
 from oryxtui.errors import OryxError
 from oryxtui.workspace import find_workspace
 
@@ -15,13 +15,13 @@ from oryxtui.workspace import find_workspace
     "list", "every agent: its core·archival counts and description", json=True, remote=True
 )
 def list_agents(args: argparse.Namespace) -> int:
-    workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
+    place = open_place(args)
+    service = place.memory
     rows = []
-    for name in sorted({*workspace.list_agents(), *service.stored_agents()}):
+    for name in sorted(place.known_agents()):
         row: dict[str, Any] = {"name": name, "description": "", "has_agent_md": True}
         try:
-            definition = workspace.read_agent(name)
+            definition = place.read_agent(name)
         except OryxError as exc:
             row["error"] = str(exc)
         else:
@@ -37,7 +37,7 @@ def list_agents(args: argparse.Namespace) -> int:
         print_json({"agents": rows})
         return EXIT_OK
     if not rows:
-        sys.stdout.write(f"No agents in {workspace.root}; `oryxtui agents new NAME` makes one.\n")
+        sys.stdout.write(f"No agents in {place.root}; `oryxtui agents new NAME` makes one.\n")
         return EXIT_OK
     width = max(len(row["name"]) for row in rows)
     out = []

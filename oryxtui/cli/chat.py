@@ -13,32 +13,23 @@ from oryxtui.cli.common import (
     TOP,
     arg,
     checked_agent,
-    open_workspace,
+    open_place,
     print_json,
     say,
-    service_of,
     show,
     warn,
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label
-from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.places import Loop
 
 
-def _loop_for(args: argparse.Namespace) -> tuple[AgentLoop, str | None]:
-    from oryxtui.agent.loop import AgentLoop
-    from oryxtui.agent.sessions import SessionStore, conversations
-
-    workspace, settings = open_workspace(args)
-    agent = checked_agent(args, workspace)
-    if is_remote(workspace):
-        return workspace.loop, agent  # type: ignore[attr-defined]
-    service = service_of(workspace, settings)
-    sessions = SessionStore(conversations(workspace, settings))
-    return AgentLoop(workspace, settings, service, sessions), agent
+def _loop_for(args: argparse.Namespace) -> tuple[Loop, str | None]:
+    place = open_place(args)
+    agent = checked_agent(args, place)
+    return place.loop(), agent
 
 
 @TOP.command(
@@ -86,7 +77,7 @@ def chat(args: argparse.Namespace) -> int:
     return status
 
 
-def _turn(loop: AgentLoop, agent: str | None, user: str, message: str, as_json: bool) -> int:
+def _turn(loop: Loop, agent: str | None, user: str, message: str, as_json: bool) -> int:
     from oryxtui.agent.sessions import session_id_for
 
     if not message.strip():

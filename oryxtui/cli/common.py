@@ -8,16 +8,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from oryxtui.errors import OryxError, UsageError
+from oryxtui.errors import UsageError
+from oryxtui.places import Here, Place, here_only, server_place, workspace_place
 from oryxtui.terminal import is_terminal, json_text, neutralize
-from oryxtui.workspace import Workspace, find_workspace, is_remote, is_valid_agent_name
+from oryxtui.workspace import Workspace, find_workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.config import Settings
     from oryxtui.memory.format import MemoryEntry
-    from oryxtui.memory.service import MemoryService
+    from oryxtui.places import Memory
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 CLI_CHANNEL = "cli"
@@ -150,40 +151,36 @@ def settings_of(workspace: Workspace) -> Settings:
 
 
 def open_workspace(args: argparse.Namespace) -> tuple[Workspace, Settings]:
-    """The workspace a command works on — or, with `--remote`, the server in its place (with
-    the same methods: the handler runs unchanged, its output and exit codes the same)."""
-    if getattr(args, "remote", None):
-        from oryxtui.config import Settings
-        from oryxtui.remote.place import RemoteWorkspace, server_for
-
-        place = RemoteWorkspace(server_for(args.remote, args.key_env))
-        return cast("Workspace", place), Settings()
+    """The workspace a command that works on this machine only works on, and its settings."""
     workspace = find_workspace(args.root)
     return workspace, settings_of(workspace)
 
 
-def service_of(workspace: Workspace, settings: Settings) -> MemoryService:
-    from oryxtui.memory.service import MemoryService
-
-    if is_remote(workspace):
-        return cast("MemoryService", workspace.memory)  # type: ignore[attr-defined]
-    return MemoryService.open(workspace, settings)
-
-
-def memory_service(args: argparse.Namespace) -> tuple[MemoryService, str | None]:
-    """The service and the agent for a `memory` command (an unknown agent refused)."""
-    workspace, settings = open_workspace(args)
-    return service_of(workspace, settings), checked_agent(args, workspace)
+def open_place(args: argparse.Namespace) -> Place:
+    """Where a command works: the workspace — or, with `--remote`, the server in its place
+    (the handler runs unchanged, its output and exit codes the same)."""
+    if getattr(args, "remote", None):
+        return server_place(args.remote, args.key_env)
+    return workspace_place(args.root)
 
 
-def memories_of(args: argparse.Namespace, workspace: Workspace) -> list[str | None]:
+def open_here(args: argparse.Namespace, refusal: str) -> Here:
+    """The workspace, for what is done on this machine only; on a server, `refusal`."""
+    return here_only(open_place(args), refusal)
+
+
+def memory_service(args: argparse.Namespace) -> tuple[Memory, str | None]:
+    """The memory and the agent for a `memory` command (an unknown agent refused)."""
+    place = open_place(args)
+    return place.memory, checked_agent(args, place)
+
+
+def memories_of(args: argparse.Namespace, place: Place) -> list[str | None]:
     """Every memory with --all, else the one --agent names (checked)."""
-    return workspace.memories() if args.all else [checked_agent(args, workspace)]
+    return place.memories() if args.all else [checked_agent(args, place)]
 
 
-def checked_agent(
-    args: argparse.Namespace, workspace: Workspace, saving: bool = False
-) -> str | None:
+def checked_agent(args: argparse.Namespace, place: Place, saving: bool = False) -> str | None:
     """The agent a command is for (None: the global memory). A name that is not valid, or of
     no agent here, is refused (exit 2), naming the closest agents, and nothing is created:
     a typo never starts a memory or a session nobody looks at. Saving with `--create` makes
@@ -197,46 +194,19 @@ def checked_agent(
             f"{agent!r} is not a valid agent name: letters, digits, '_' and '-', at most 128 "
             "characters, and not '__global__' (leave --agent out for the global memory)."
         )
-    if agent in workspace.list_agents() or agent in _stored_agents(workspace):
+    if agent in place.known_agents():
         return agent
-    if is_remote(workspace):
-        _within_reach(workspace, agent)
+    place.within_reach(agent)
     if saving and getattr(args, "create", False):
-        workspace.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
+        place.create_agent(agent)  # an agent, AGENT.md and all: listed from now on
         return agent
     if saving:
         also = "to start a new agent's memory, add --create"
     else:
         also = "`oryxtui agents list` lists them, `oryxtui agents new NAME` makes one"
-    close = workspace.closest_agents(agent)
+    close = place.closest_agents(agent)
     did_you_mean = f" (did you mean {' or '.join(close)}?)" if close else ""
-    raise UsageError(f"No agent named {agent!r} in {workspace.root}{did_you_mean}; {also}.")
-
-
-def _within_reach(workspace: Workspace, agent: str) -> None:
-    """On a server with a key limited to some agents: one outside them is said to be out of
-    the key's reach (not advised to be made, which the key could not do either)."""
-    from fnmatch import fnmatchcase
-
-    try:
-        patterns = workspace.memory.info().get("agents")  # type: ignore[attr-defined]
-    except OryxError:
-        return  # not known now: the server says so when asked
-    if isinstance(patterns, list) and not any(fnmatchcase(agent, str(p)) for p in patterns):
-        raise UsageError(
-            f"The agent {agent!r} is not within this key's reach (it reaches "
-            f"{', '.join(map(str, patterns))} only); ask for a key that reaches it."
-        )
-
-
-def _stored_agents(workspace: Workspace) -> list[str]:
-    """Agents a shared database has memory of (none without one)."""
-    if is_remote(workspace):
-        return []  # the server lists them with its agents
-    settings = settings_of(workspace)
-    if settings.database.url is None:
-        return []
-    return service_of(workspace, settings).stored_agents()
+    raise UsageError(f"No agent named {agent!r} in {place.root}{did_you_mean}; {also}.")
 
 
 def since(text: str, option: str = "--since") -> datetime:
@@ -247,18 +217,3 @@ def since(text: str, option: str = "--since") -> datetime:
             f"{option} takes an ISO date or date-time, like 2026-12-01 or 2026-12-01T09:30, "
             f"not {text!r}."
         ) from None
-
-
-def origins_of(
-    workspace: Workspace, settings: Settings, service: MemoryService, agent: str | None
-) -> dict[str, dict[str, Any]]:
-    """Where each entry of the agent's memory came from, by entry id (see `agent.provenance`);
-    a server says it for its own."""
-    if is_remote(workspace):
-        return workspace.memory.entry_origins(agent)  # type: ignore[attr-defined]
-    from oryxtui.agent.provenance import Provenance
-    from oryxtui.agent.sessions import open_conversations
-
-    snapshot = service.snapshot(agent)
-    entries = [*snapshot.core, *snapshot.archival]
-    return Provenance(service, open_conversations(workspace, settings)).origins(agent, entries)

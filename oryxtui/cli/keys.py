@@ -7,8 +7,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from oryxtui.cli.common import EXIT_OK, KEYS, arg, open_workspace, print_json, show, warn
+from oryxtui.cli.common import EXIT_OK, KEYS, arg, print_json, show, warn
 from oryxtui.errors import NotFound
+from oryxtui.places import workspace_place
 
 if TYPE_CHECKING:
     from oryxtui.api.keys import KeyStore
@@ -17,11 +18,9 @@ SCOPES = ("read", "write", "admin")  # `Scope`'s labels (a test holds them so): 
 
 
 def _store(args: argparse.Namespace) -> KeyStore:
-    from oryxtui.agent.sessions import open_conversations
     from oryxtui.api.keys import KeyStore
 
-    workspace, settings = open_workspace(args)
-    return KeyStore(open_conversations(workspace, settings))
+    return KeyStore(workspace_place(args.root).database)
 
 
 @KEYS.command(

@@ -15,18 +15,16 @@ from oryxtui.cli.common import (
     entry_json,
     memories_of,
     memory_service,
-    open_workspace,
-    origins_of,
+    open_here,
+    open_place,
     print_json,
     say,
-    service_of,
     show,
     warn,
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import is_terminal
-from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
@@ -43,17 +41,19 @@ ALL_MEMORIES = arg("--all", action="store_true", help="every agent and the globa
     json=True,
 )
 def show_memory(args: argparse.Namespace) -> int:
-    workspace, settings = open_workspace(args)
-    service, agent = service_of(workspace, settings), checked_agent(args, workspace)
+    place = open_place(args)
+    service, agent = place.memory, checked_agent(args, place)
     snapshot = service.snapshot(agent)
     if snapshot.warning:
         warn(snapshot.warning)
     if args.json:
         shown = snapshot.to_json()
-        origins = origins_of(workspace, settings, service, agent)
-        for section in ("core", "archival"):
-            for entry in shown[section]:  # type: ignore[attr-defined]
-                entry["origin"] = origins.get(entry["id"], {"by": "unknown"})
+        origins = place.origins(agent)
+        for section, held in (("core", snapshot.core), ("archival", snapshot.archival)):
+            shown[section] = [
+                {**entry.to_json(), "origin": origins.get(entry.id, {"by": "unknown"})}
+                for entry in held
+            ]
         print_json(shown)
     else:
         # Piped: byte for byte the injected block (upstream's load()), and a line break.
@@ -74,9 +74,9 @@ def save(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise UsageError("Nothing to save: the content is empty.")
-    workspace, settings = open_workspace(args)
-    agent = checked_agent(args, workspace, saving=True)
-    entry = service_of(workspace, settings).save(agent, text, args.scope)
+    place = open_place(args)
+    agent = checked_agent(args, place, saving=True)
+    entry = place.memory.save(agent, text, args.scope)
     scope = entry.scope.value
     if args.json:
         print_json({"agent": agent, "scope": scope, "entry": entry.to_json()})
@@ -96,11 +96,11 @@ def save(args: argparse.Namespace) -> int:
     json=True,
 )
 def recall(args: argparse.Namespace) -> int:
-    workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
-    agent = None if args.all else checked_agent(args, workspace)
+    place = open_place(args)
+    service = place.memory
+    agent = None if args.all else checked_agent(args, place)
     if args.all:
-        found = service.recall_across(workspace.memories(), args.keyword)
+        found = service.recall_across(place.memories(), args.keyword)
     else:
         found = service.recall(agent, args.keyword)
     if found.notice:
@@ -192,15 +192,10 @@ def _changed(args: argparse.Namespace, agent: str | None, done: str, entry: Memo
     json=True,
 )
 def consolidate(args: argparse.Namespace) -> int:
-    from oryxtui.agent.consolidation import summariser_for
-
-    workspace, settings = open_workspace(args)
-    agent = checked_agent(args, workspace)
-    service = service_of(workspace, settings)
-    summarise, method, warnings = (
-        (None, "", []) if is_remote(workspace) else summariser_for(workspace, settings, agent)
-    )
-    digest = service.consolidate(agent, args.dry_run, summarise, method)
+    place = open_place(args)
+    agent = checked_agent(args, place)
+    summarise, method, warnings = place.summariser(agent)
+    digest = place.memory.consolidate(agent, args.dry_run, summarise, method)
     for warning in warnings:
         warn(warning)
     where = agent_label(agent)
@@ -247,16 +242,12 @@ def consolidate(args: argparse.Namespace) -> int:
     json=True,
 )
 def index(args: argparse.Namespace) -> int:
-    from oryxtui.agent.episodes import episode_store
-    from oryxtui.agent.sessions import conversations
-
-    workspace, settings = open_workspace(args)
-    if is_remote(workspace):
-        raise UsageError(
-            "The server keeps its own index as entries are written; run `oryxtui memory "
-            "index` there to build or rebuild it."
-        )
-    service = service_of(workspace, settings)
+    here = open_here(
+        args,
+        "The server keeps its own index as entries are written; run `oryxtui memory index` "
+        "there to build or rebuild it.",
+    )
+    service = here.memory
     if service.store.ranked:
         raise UsageError(
             f"Nothing to index: the {service.backend} server ranks recall itself; oryxtui keeps "
@@ -269,8 +260,8 @@ def index(args: argparse.Namespace) -> int:
         )
     reports = []
     failed = False
-    episodes = episode_store(conversations(workspace, settings), settings) if args.rebuild else None
-    for agent in memories_of(args, workspace):
+    episodes = here.episodes if args.rebuild else None
+    for agent in memories_of(args, here):
         if episodes is not None:  # past conversations' vectors: made again as they are searched
             episodes.drop_vectors(agent)
         status = _index_one(service, agent, args)

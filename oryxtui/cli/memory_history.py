@@ -17,9 +17,9 @@ from oryxtui.cli.common import (
     entry_json,
     memories_of,
     memory_service,
-    open_workspace,
+    open_here,
+    open_place,
     print_json,
-    service_of,
     show,
     since,
     warn,
@@ -28,7 +28,7 @@ from oryxtui.cli.memory import ALL_MEMORIES
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.phrases import agent_label, entries, were
 from oryxtui.terminal import json_text
-from oryxtui.workspace import is_remote, is_valid_agent_name
+from oryxtui.workspace import is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
@@ -46,9 +46,9 @@ def log(args: argparse.Namespace) -> int:
     from oryxtui.memory.history import describe_actor
 
     floor = since(args.since) if args.since else None
-    workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
-    agents = memories_of(args, workspace)
+    place = open_place(args)
+    service = place.memory
+    agents = memories_of(args, place)
     changes = [(record, agent) for agent in agents for record in service.history(agent, floor)]
     changes.sort(key=lambda change: change[0].time or "", reverse=True)
     for agent in agents:
@@ -174,10 +174,10 @@ def doctor(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     from oryxtui.memory.transfer import Exported, to_jsonl, to_markdown
 
-    workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
+    place = open_place(args)
+    service = place.memory
     memories = []
-    for agent in memories_of(args, workspace):
+    for agent in memories_of(args, place):
         snapshot = service.snapshot(agent)
         if snapshot.warning:
             warn(snapshot.warning)
@@ -247,12 +247,12 @@ def import_(args: argparse.Namespace) -> int:
         raise UsageError(f"Could not read {source} ({exc.strerror or exc}).") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source} is not UTF-8 text; nothing was imported.") from None
-    workspace, settings = open_workspace(args)
-    if is_remote(workspace):
-        raise UsageError(
-            "An import is checked whole and written in one change on the server: copy the "
-            "export there and run `oryxtui memory import` on it."
-        )
+    here = open_here(
+        args,
+        "An import is checked whole and written in one change on the server: copy the export "
+        "there and run `oryxtui memory import` on it.",
+    )
+    workspace = here.workspace
     imported = read_export(text, source)  # the whole file is read (and may be refused) first
     if args.agent is not None and not is_valid_agent_name(args.agent):
         raise UsageError(f"{args.agent!r} is not a valid agent name; nothing was imported.")
@@ -265,7 +265,7 @@ def import_(args: argparse.Namespace) -> int:
             f"{source} holds memory of agents not in {workspace.root}: {', '.join(unknown)}; "
             "add --create to start their memory, or --agent NAME to import into one agent."
         )
-    service = service_of(workspace, settings)
+    service = here.memory
     # Every entry is admitted before anything is written; an agent is made only for memory.
     holding = {a for a, given in grouped.items() if service.admission.entries(given, source)}
     for agent in unknown:

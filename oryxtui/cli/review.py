@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from oryxtui.cli.common import (
     EXIT_OK,
@@ -14,14 +13,12 @@ from oryxtui.cli.common import (
     checked_agent,
     entry_json,
     memories_of,
-    open_workspace,
+    open_place,
     print_json,
-    service_of,
     show,
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label, entries
-from oryxtui.workspace import is_remote
 
 
 @MEMORY.command(
@@ -34,12 +31,12 @@ from oryxtui.workspace import is_remote
     json=True,
 )
 def review(args: argparse.Namespace) -> int:
-    workspace, settings = open_workspace(args)
-    service = service_of(workspace, settings)
+    place = open_place(args)
+    service = place.memory
     if args.action != "list":
         if args.all:
             raise UsageError("Approve or reject one agent's entries at a time (--agent NAME).")
-        agent = checked_agent(args, workspace)
+        agent = checked_agent(args, place)
         if args.action == "approve":
             done = service.approve(agent, args.ids or None)
         else:
@@ -50,10 +47,7 @@ def review(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
         return EXIT_OK
-    found = [
-        (agent, _awaiting(workspace, settings, service, agent))
-        for agent in memories_of(args, workspace)
-    ]
+    found = [(agent, place.awaiting(agent)) for agent in memories_of(args, place)]
     if args.json:
         print_json({"awaiting": [item for _, items in found for item in items]})
         return EXIT_OK
@@ -77,15 +71,3 @@ def review(args: argparse.Namespace) -> int:
                 lines.append(f"       user: {turn['user']}\n       reply: {turn['reply']}\n")
     show("".join(lines))
     return EXIT_OK
-
-
-def _awaiting(workspace: Any, settings: Any, service: Any, agent: str | None) -> list[Any]:
-    """What awaits review, as the JSON of `--json` (a server answers it for its own)."""
-    if is_remote(workspace):
-        return list(workspace.memory.awaiting_json(agent))
-    from oryxtui.agent.episodes import episode_store
-    from oryxtui.agent.provenance import awaiting_json
-    from oryxtui.agent.sessions import conversations
-
-    episodes = episode_store(conversations(workspace, settings), settings)
-    return awaiting_json(service, episodes, agent)

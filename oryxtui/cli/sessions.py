@@ -11,7 +11,7 @@ from oryxtui.cli.common import (
     SESSIONS,
     arg,
     checked_agent,
-    open_workspace,
+    open_place,
     print_json,
     say,
     show,
@@ -19,21 +19,15 @@ from oryxtui.cli.common import (
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label
-from oryxtui.workspace import is_remote
 
 if TYPE_CHECKING:
-    from oryxtui.agent.episodes import Episode, EpisodeStore
-    from oryxtui.workspace import Workspace
+    from oryxtui.agent.episodes import Episode
+    from oryxtui.places import Episodes, Place
 
 
-def _episodes(args: argparse.Namespace) -> tuple[EpisodeStore, Workspace]:
-    from oryxtui.agent.episodes import episode_store
-    from oryxtui.agent.sessions import conversations
-
-    workspace, settings = open_workspace(args)
-    if is_remote(workspace):
-        return workspace.loop.episodes, workspace  # type: ignore[attr-defined]
-    return episode_store(conversations(workspace, settings), settings), workspace
+def _episodes(args: argparse.Namespace) -> tuple[Episodes, Place]:
+    place = open_place(args)
+    return place.episodes, place
 
 
 @SESSIONS.command(
@@ -129,17 +123,9 @@ def _turn_text(episode: Episode) -> str:
 
 
 def _show_prompt(args: argparse.Namespace) -> int:
-    from oryxtui.agent.sessions import open_conversations
-    from oryxtui.agent.turns import TurnRecorder, turn_view
-
     if args.turn is None:
         raise UsageError("--prompt shows one turn: add --turn N (0 is the first).")
-    workspace, settings = open_workspace(args)
-    if is_remote(workspace):
-        view = workspace.loop.turn_view(args.session, args.turn)  # type: ignore[attr-defined]
-    else:
-        recorder = TurnRecorder(open_conversations(workspace, settings))
-        view = turn_view(recorder, args.session, args.turn)
+    view = open_place(args).turn_view(args.session, args.turn)
     if view is None:
         raise UsageError(
             f"No recorded model call for turn {args.turn} of {args.session!r} (turns through "

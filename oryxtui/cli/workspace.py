@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from oryxtui.cli.common import EXIT_OK, TOP, arg, service_of, settings_of
+from oryxtui.cli.common import EXIT_OK, TOP, arg, settings_of
+from oryxtui.places import Here, attach_servers
 from oryxtui.workspace import DEMO_FOLDER, Workspace, find_workspace, init_workspace
 
 
@@ -53,13 +54,10 @@ def demo(args: argparse.Namespace) -> int:
     arg("--key-env", metavar="NAME", help="the environment variable holding the key"),
 )
 def attach(args: argparse.Namespace) -> int:
-    from oryxtui.remote.fleet import Fleet
-    from oryxtui.remote.place import server_for
-
-    fleet = Fleet([server_for(target, args.key_env) for target in args.servers])
+    place = attach_servers(args.servers, args.key_env)
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
 
-    OryxApp.attached(fleet).run()
+    OryxApp(place=place).run()
     return EXIT_OK
 
 
@@ -70,7 +68,7 @@ def dashboard(args: argparse.Namespace) -> int:
 
 def run_dashboard(workspace: Workspace, live: bool) -> int:
     settings = settings_of(workspace)
-    service_of(workspace, settings)  # a bad backend fails here, before the screen clears
+    Here(workspace, settings).memory  # noqa: B018 (a bad backend fails here, before the screen clears)
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
     from oryxtui.tui.keymap import check_keymap
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oryxtui.errors import Forbidden, OryxError, Unauthenticated, UsageError
+from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import Recall, recall_across
@@ -25,6 +26,12 @@ from oryxtui.remote.client import Server, events
 from oryxtui.remote.memory import RemoteMemory, RemoteStore
 from oryxtui.remote.place import RemoteAgent, RemoteWorkspace
 from oryxtui.remote.talk import RemoteProvider
+
+if TYPE_CHECKING:
+    from oryxtui.agent.episodes import Episode
+    from oryxtui.agent.loop import LoopEvent
+    from oryxtui.agent.prompt import Prompt
+    from oryxtui.agent.sessions import Session
 
 SEP = "@"
 RECONNECTING = "reconnecting…"
@@ -58,7 +65,6 @@ def shown_name(name: str | None) -> str | None:
 class Fleet:
     """The attached servers, by name (their `[remotes]` name, else host:port)."""
 
-    remote = True
     global_memory = False  # each server's global memory is listed with its agents
 
     def __init__(self, servers: Sequence[Server]) -> None:
@@ -222,126 +228,142 @@ class FleetMemory:
                 continue
         return ranked
 
-    def refusal(self, name: str | None, doing: str) -> str | None:
-        memory, agent = self._on(name)
-        return memory.refusal(agent, doing)
+    def refusal(self, agent: str | None, doing: str) -> str | None:
+        memory, there = self._on(agent)
+        return memory.refusal(there, doing)
 
     def stored_agents(self) -> list[str]:
         return []
 
-    def snapshot(self, name: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
-        memory, agent = self._on(name)
-        return replace(memory.snapshot(agent), agent=name)
+    def snapshot(self, agent: str | None = None, newest_bytes: int | None = None) -> MemorySnapshot:
+        memory, there = self._on(agent)
+        return replace(memory.snapshot(there), agent=agent)
 
-    def build_context(self, name: str | None = None) -> str:
-        memory, agent = self._on(name)
-        return memory.build_context(agent)
+    def build_context(self, agent: str | None = None) -> str:
+        memory, there = self._on(agent)
+        return memory.build_context(there)
 
-    def count_archival(self, name: str | None) -> int:
-        return len(self.snapshot(name).archival)
+    def count_archival(self, agent: str | None = None) -> int:
+        return len(self.snapshot(agent).archival)
 
-    def lost(self, name: str | None = None) -> list[MemoryEntry]:
+    def lost(self, agent: str | None = None) -> list[MemoryEntry]:
         return []
 
-    def reconcile(self, name: str | None = None) -> list[Record]:
+    def reconcile(self, agent: str | None = None) -> list[Record]:
         return []
 
-    def accept(self, name: str | None = None) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.accept(agent)
+    def accept(self, agent: str | None = None) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.accept(there)
 
-    def restore(self, name: str | None = None) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.restore(agent)
+    def restore(self, agent: str | None = None) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.restore(there)
 
     def save(
-        self, name: str | None, content: str, scope: str | Scope = "archival", op: str = "save"
+        self,
+        agent: str | None,
+        content: str,
+        scope: str | Scope | None = "archival",
+        op: str = "save",
     ) -> MemoryEntry:
-        memory, agent = self._on(name)
-        return memory.save(agent, content, scope, op)
+        memory, there = self._on(agent)
+        return memory.save(there, content, scope, op)
 
-    def edit(self, name: str | None, entry_id: str, content: str) -> MemoryEntry:
-        memory, agent = self._on(name)
-        return memory.edit(agent, entry_id, content)
+    def edit(self, agent: str | None, entry_id: str, content: str) -> MemoryEntry:
+        memory, there = self._on(agent)
+        return memory.edit(there, entry_id, content)
 
-    def move(self, name: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
-        memory, agent = self._on(name)
-        return memory.move(agent, entry_id, scope)
+    def move(self, agent: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
+        memory, there = self._on(agent)
+        return memory.move(there, entry_id, scope)
 
     def change(
-        self, name: str | None, entry_id: str, content: str | None, scope: str | Scope | None
+        self,
+        agent: str | None,
+        entry_id: str,
+        content: str | None = None,
+        scope: str | Scope | None = None,
     ) -> MemoryEntry:
-        memory, agent = self._on(name)
-        return memory.change(agent, entry_id, content, scope)
+        memory, there = self._on(agent)
+        return memory.change(there, entry_id, content, scope)
 
-    def delete(self, name: str | None, entry_id: str) -> MemoryEntry:
-        memory, agent = self._on(name)
-        return memory.delete(agent, entry_id)
+    def delete(self, agent: str | None, entry_id: str) -> MemoryEntry:
+        memory, there = self._on(agent)
+        return memory.delete(there, entry_id)
 
-    def remove_duplicates(self, name: str | None) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.remove_duplicates(agent)
+    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.remove_duplicates(there)
 
-    def consolidate(self, name: str | None, dry_run: bool = False, *_: object) -> Any:
-        memory, agent = self._on(name)
-        return memory.consolidate(agent, dry_run)
+    def consolidate(
+        self,
+        agent: str | None,
+        dry_run: bool = False,
+        summarise: Summariser | None = None,
+        method: str = EXTRACTIVE,
+        min_entries: int = 1,
+    ) -> Digest | None:
+        """A server writes its digests with its own summariser (the one given is not sent)."""
+        memory, there = self._on(agent)
+        return memory.consolidate(there, dry_run, None, method, min_entries)
 
-    def history(self, name: str | None = None, since: datetime | None = None) -> list[Record]:
-        memory, agent = self._on(name)
-        return memory.history(agent, since)
+    def history(self, agent: str | None = None, since: datetime | None = None) -> list[Record]:
+        memory, there = self._on(agent)
+        return memory.history(there, since)
 
-    def history_problems(self, name: str | None = None) -> str | None:
+    def history_problems(self, agent: str | None = None) -> str | None:
         return None
 
-    def change_record(self, name: str | None, n: int) -> Record:
-        memory, agent = self._on(name)
-        return memory.change_record(agent, n)
+    def change_record(self, agent: str | None, n: int) -> Record:
+        memory, there = self._on(agent)
+        return memory.change_record(there, n)
 
-    def as_of(self, name: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
-        memory, agent = self._on(name)
-        then = memory.as_of(agent, n)
-        return None if then is None else (replace(then[0], agent=name), then[1])
+    def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
+        memory, there = self._on(agent)
+        then = memory.as_of(there, n)
+        return None if then is None else (replace(then[0], agent=agent), then[1])
 
-    def bring_back(self, name: str | None, record: Record | int) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.bring_back(agent, record)
+    def bring_back(self, agent: str | None, record: Record | int) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.bring_back(there, record)
 
-    def recall(self, name: str | None, keyword: str, semantic: bool = True) -> Recall:
-        memory, agent = self._on(name)
-        return memory.recall(agent, keyword, semantic)
+    def recall(self, agent: str | None, keyword: str, semantic: bool = True) -> Recall:
+        memory, there = self._on(agent)
+        return memory.recall(there, keyword, semantic)
 
     def recall_across(
-        self, names: Sequence[str | None], keyword: str, semantic: bool = True
+        self, agents: Sequence[str | None], keyword: str, semantic: bool = True
     ) -> Recall:
-        return recall_across(self.recall, names, keyword, semantic, None)
+        return recall_across(self.recall, agents, keyword, semantic, None)
 
-    def find_core(self, name: str | None, query: str) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.find_core(agent, query)
+    def find_core(self, agent: str | None, query: str) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.find_core(there, query)
 
-    def awaiting_review(self, name: str | None = None) -> list[Any]:
-        memory, agent = self._on(name)
-        return memory.awaiting_review(agent)
+    def awaiting_review(self, agent: str | None = None) -> list[Any]:
+        memory, there = self._on(agent)
+        return memory.awaiting_review(there)
 
-    def held(self, name: str | None = None) -> list[Any]:
-        memory, agent = self._on(name)
-        return memory.held(agent)
+    def held(self, agent: str | None = None) -> list[Any]:
+        memory, there = self._on(agent)
+        return memory.held(there)
 
-    def approve(self, name: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.approve(agent, ids)
+    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.approve(there, ids)
 
-    def reject(self, name: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
-        memory, agent = self._on(name)
-        return memory.reject(agent, ids)
+    def reject(self, agent: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.reject(there, ids)
 
-    def entry_origins(self, name: str | None) -> dict[str, dict[str, Any]]:
-        memory, agent = self._on(name)
-        return memory.entry_origins(agent)
+    def entry_origins(self, agent: str | None) -> dict[str, dict[str, Any]]:
+        memory, there = self._on(agent)
+        return memory.entry_origins(there)
 
-    def index_status(self, name: str | None = None) -> Any:
-        memory, agent = self._on(name)
-        return memory.index_status(agent)
+    def index_status(self, agent: str | None = None) -> Any:
+        memory, there = self._on(agent)
+        return memory.index_status(there)
 
 
 class FleetEpisodes:
@@ -352,17 +374,17 @@ class FleetEpisodes:
         self.fleet = fleet
         self._from: dict[str, str] = {}  # session id → server, as listed
 
-    def sync(self, name: str | None = None, every_agent: bool = False) -> int:
+    def sync(self, agent: str | None = None, every_agent: bool = False) -> int:
         return 0
 
-    def sessions(self, name: str | None, every_agent: bool = False) -> list[dict[str, Any]]:
-        server, agent = split(name)
-        found = self.fleet.place(server).loop.episodes.sessions(agent, every_agent)
+    def sessions(self, agent: str | None, every_agent: bool = False) -> list[dict[str, Any]]:
+        server, there = split(agent)
+        found = self.fleet.place(server).loop.episodes.sessions(there, every_agent)
         for session in found:
             self._from[str(session["session"])] = server
         return found
 
-    def session(self, session_id: str) -> list[Any]:
+    def session(self, session_id: str) -> list[Episode]:
         servers = [self._from[session_id]] if session_id in self._from else list(self.fleet.places)
         for server in servers:
             turns = self.fleet.place(server).loop.episodes.session(session_id)
@@ -370,9 +392,17 @@ class FleetEpisodes:
                 return turns
         return []
 
-    def search(self, name: str | None, query: str, *args: Any, **options: Any) -> list[Any]:
-        server, agent = split(name)
-        found = self.fleet.place(server).loop.episodes.search(agent, query, *args, **options)
+    def search(
+        self,
+        agent: str | None,
+        query: str,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 5,
+    ) -> list[Episode]:
+        server, there = split(agent)
+        episodes = self.fleet.place(server).loop.episodes
+        found = episodes.search(there, query, since, until, limit)
         for turn in found:
             self._from[turn.session_id] = server
         return found
@@ -382,9 +412,9 @@ class FleetSessions:
     def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
 
-    def load(self, session_id: str, name: str | None, channel: str, user: str) -> Any:
-        server, agent = split(name)
-        return self.fleet.place(server).loop.sessions.load(session_id, agent, channel, user)
+    def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
+        server, there = split(agent)
+        return self.fleet.place(server).loop.sessions.load(session_id, there, channel, user)
 
 
 class FleetLoop:
@@ -395,13 +425,13 @@ class FleetLoop:
         self.episodes = FleetEpisodes(fleet)
         self.sessions = FleetSessions(fleet)
 
-    def provider(self, name: str | None) -> RemoteProvider:
-        server, agent = split(name)
-        return self.fleet.place(server).loop.provider(agent)
+    def provider(self, agent: str | None) -> RemoteProvider:
+        server, there = split(agent)
+        return self.fleet.place(server).loop.provider(there)
 
-    def prompt(self, name: str | None, session_id: str, ask: bool = True) -> Any:
-        server, agent = split(name)
-        return self.fleet.place(server).loop.prompt(agent, session_id, ask)
+    def prompt(self, agent: str | None, session_id: str, ask: bool = True) -> Prompt:
+        server, there = split(agent)
+        return self.fleet.place(server).loop.prompt(there, session_id, ask)
 
     def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
         known = self.episodes._from.get(session_id)
@@ -411,6 +441,6 @@ class FleetLoop:
                 return view
         return None
 
-    def run(self, name: str | None, message: str, channel: str, user: str) -> Any:
-        server, agent = split(name)
-        return self.fleet.place(server).loop.run(agent, message, channel, user)
+    def run(self, agent: str | None, message: str, channel: str, user: str) -> Iterator[LoopEvent]:
+        server, there = split(agent)
+        return self.fleet.place(server).loop.run(there, message, channel, user)

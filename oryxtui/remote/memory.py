@@ -211,7 +211,7 @@ class RemoteMemory:
 
     # Reading ---------------------------------------------------------------------------------
 
-    def snapshot(self, agent: str | None, newest_bytes: int | None = None) -> MemorySnapshot:
+    def snapshot(self, agent: str | None = None, newest_bytes: int | None = None) -> MemorySnapshot:
         data = self.server.get(f"{agent_path(agent)}/memory/entries")
         return self._snapshot(agent, data)
 
@@ -241,7 +241,7 @@ class RemoteMemory:
     def build_context(self, agent: str | None = None) -> str:
         return str(self.server.get(f"{agent_path(agent)}/memory") or "")
 
-    def count_archival(self, agent: str | None) -> int:
+    def count_archival(self, agent: str | None = None) -> int:
         return len(self.snapshot(agent).archival)
 
     def lost(self, agent: str | None = None) -> list[MemoryEntry]:
@@ -266,13 +266,17 @@ class RemoteMemory:
     # Changing ---------------------------------------------------------------------------------
 
     def save(
-        self, agent: str | None, content: str, scope: str | Scope = "archival", op: str = "save"
+        self,
+        agent: str | None,
+        content: str,
+        scope: str | Scope | None = "archival",
+        op: str = "save",
     ) -> MemoryEntry:
         scope_name = scope.value if isinstance(scope, Scope) else scope
         if op == "digest":
             data = self.server.post(f"{agent_path(agent)}/memory/digest", {"content": content})
         else:
-            body = {"content": content, "scope": scope_name}
+            body = {"content": content} | ({"scope": scope_name} if scope_name else {})
             data = self.server.post(f"{agent_path(agent)}/memory", body)
         return self._written(data, scope_name or "archival", content)
 
@@ -290,7 +294,11 @@ class RemoteMemory:
         return RemoteEntry(section, None, content, f"- {content}", "")
 
     def change(
-        self, agent: str | None, entry_id: str, content: str | None, scope: str | Scope | None
+        self,
+        agent: str | None,
+        entry_id: str,
+        content: str | None = None,
+        scope: str | Scope | None = None,
     ) -> MemoryEntry:
         body: dict[str, Any] = {}
         if content is not None:

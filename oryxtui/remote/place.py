@@ -56,8 +56,6 @@ class RemoteAgent:
 class RemoteWorkspace:
     """A server in the place of a workspace."""
 
-    remote = True
-
     def __init__(self, server: Server) -> None:
         self.server = server
         self.root = server.base.removesuffix("/api/v1")  # what messages name as the place
@@ -92,8 +90,3 @@ class RemoteWorkspace:
 
     def read_agent(self, agent: str) -> RemoteAgent | None:
         return self._listed().get(agent)
-
-    def create_agent(self, agent: str) -> None:
-        raise UsageError(
-            f"Agents are made on the server: run `oryxtui agents new {agent}` there ({self.root})."
-        )

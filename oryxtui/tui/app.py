@@ -9,20 +9,21 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
 
-from oryxtui.agent.sessions import SessionStore, conversations, os_user
+from oryxtui.agent.sessions import os_user
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.memory.store import Listened, Watch
 from oryxtui.notices import NOTICES
+from oryxtui.places import Attached, Here, Place
 from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
     AgentsChanged,
@@ -36,10 +37,11 @@ from oryxtui.tui.messages import (
 from oryxtui.tui.screens.dashboard import DashboardScreen
 from oryxtui.tui.text import Neutralised, tell
 from oryxtui.watching import watch_workspace
-from oryxtui.workspace import Workspace, is_remote
+from oryxtui.workspace import Workspace
 
 if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
+    from oryxtui.places import Loop
     from oryxtui.remote.fleet import Fleet
 
 REMOTE_POLL_SECONDS = 3.0
@@ -74,25 +76,29 @@ class OryxApp(App[None]):
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Workspace | None = None,
         settings: Settings | None = None,
         service: MemoryService | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         watch: bool = True,
         runner: AgentLoop | None = None,
         user: str | None = None,
+        place: Place | None = None,
     ) -> None:
+        """The dashboard over a workspace (with its settings, and the memory and loop to use
+        if given), or over `place`."""
         super().__init__()
-        self.workspace = workspace
-        self.settings = settings or Settings()
-        self.service = service or MemoryService.open(
-            workspace, self.settings, actor=Actor("dashboard")
-        )
-        self._runner = runner
+        if place is None:
+            if workspace is None:
+                raise ValueError("The dashboard needs a workspace or a place.")
+            settings = settings or Settings()
+            memory = service or MemoryService.open(workspace, settings, actor=Actor("dashboard"))
+            place = Here(workspace, settings, memory, runner)
+        self.place = place
+        self.settings = place.settings
+        self.service = place.memory
         self._runner_lock = threading.Lock()
-        self.dashboard = DashboardScreen(
-            workspace, self.settings, self.service, self.agent_loop, user or os_user(), monotonic
-        )
+        self.dashboard = DashboardScreen(place, self.agent_loop, user or os_user(), monotonic)
         self.watch_files = watch
         self._stopping = threading.Event()  # the index keeper and the listener end with the app
         self._notices = ToApp(self)
@@ -103,25 +109,13 @@ class OryxApp(App[None]):
         """The dashboard over servers (`oryxtui attach`): their agents, memory and loops in
         the place of a workspace's; no files to watch (each server's events say what
         changed)."""
-        return cls(
-            cast(Workspace, fleet),
-            Settings(),
-            service=cast(MemoryService, fleet.memory),
-            runner=cast("AgentLoop", fleet.loop),
-            watch=False,
-            user=user,
-        )
+        return cls(place=Attached(fleet), user=user)
 
-    def agent_loop(self) -> AgentLoop:
+    def agent_loop(self) -> Loop:
         """The loop the chat and the prompt preview run, made on first use (from their workers:
         importing it is not on the way to the first frame)."""
         with self._runner_lock:
-            if self._runner is None:
-                from oryxtui.agent.loop import AgentLoop
-
-                sessions = SessionStore(conversations(self.workspace, self.settings))
-                self._runner = AgentLoop(self.workspace, self.settings, self.service, sessions)
-            return self._runner
+            return self.place.loop()
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps every control out of the terminal."""
@@ -135,10 +129,12 @@ class OryxApp(App[None]):
         logging.getLogger(NOTICES).addHandler(self._notices)
         if self.settings.tui.keymap:
             self.set_keymap(self.settings.tui.keymap)
-        if self.watch_files:
-            self._watch()  # agent folders and AGENT.md files, whatever keeps the memory
-        if isinstance(self.service.store, Listened):
-            self._listen(self.service.store)  # a shared database announces every change
+        watched = self.place.watched()
+        if self.watch_files and watched is not None:
+            self._watch(watched)  # agent folders and AGENT.md files, whatever keeps the memory
+        listened = self.place.listened()
+        if listened is not None:
+            self._listen(listened)  # a shared database (or a server) announces every change
         if self.service.watch is Watch.POLL:
             # Memory on a server has no files to watch: ask it again every few seconds.
             self.set_interval(REMOTE_POLL_SECONDS, self._poll)
@@ -157,7 +153,7 @@ class OryxApp(App[None]):
         dashboard = self.dashboard
         keep_index(
             self.service,
-            self.workspace.memories,
+            self.place.memories,
             self._stopping,
             lambda agent, status: dashboard.post_message(IndexChanged(agent, status)),
         )
@@ -191,7 +187,7 @@ class OryxApp(App[None]):
                     exit_on_error=False,
                 )
 
-        title = "Server" if is_remote(self.workspace) else "Database"
+        title = self.place.lost_title
 
         def lost(sentence: str) -> None:
             note = f"{sentence} Showing what was last read; reconnecting."
@@ -231,12 +227,12 @@ class OryxApp(App[None]):
         self.dashboard.post_message(StoreChanged(everyone=False))
 
     @work(exclusive=True, exit_on_error=False, group="watch")
-    async def _watch(self) -> None:
+    async def _watch(self, workspace: Workspace) -> None:
         tui = self.settings.tui
         database = self.service.watch is Watch.DATABASE
         dashboard = self.dashboard
         async for changes in watch_workspace(
-            self.workspace, tui.watch_step_ms, tui.watch_debounce_ms, database=database
+            workspace, tui.watch_step_ms, tui.watch_debounce_ms, database=database
         ):
             if changes.armed:
                 dashboard.post_message(WatchStarted())

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from oryxtui.errors import OryxError, Unreachable
-from oryxtui.memory import MemoryService, MemorySnapshot
+from oryxtui.memory import MemorySnapshot
 from oryxtui.workspace import (
     AgentName,
-    Workspace,
 )
 
 GLOBAL: AgentName = None
+
+if TYPE_CHECKING:
+    from oryxtui.places import Memory, Place
 
 
 class Unselected:
@@ -49,8 +52,7 @@ class AgentMemory:
 
 
 def load_agent(
-    workspace: Workspace,
-    service: MemoryService,
+    place: Place,
     name: str | None,
     newest_bytes: int | None = None,
     census: bool = True,
@@ -60,12 +62,13 @@ def load_agent(
     A file bigger than `newest_bytes` gives only its newest entries; then `census` says whether
     to count all of them now (counts stay None otherwise: `take_census` later).
     """
+    service = place.memory
     problems: list[str] = []
     description = ""
     has_definition = True
     if name is not None:
         try:
-            definition = workspace.read_agent(name)
+            definition = place.read_agent(name)
         except OryxError as exc:
             problems.append(str(exc))
         else:
@@ -107,12 +110,12 @@ def load_agent(
         has_definition=has_definition,
         unreachable=unreachable,
         # Paths inside the workspace are shown relative to it: shorter, nothing machine-specific.
-        error=" ".join(problems).replace(str(workspace.root), ".oryxos") or None,
+        error=" ".join(problems).replace(str(place.root), ".oryxos") or None,
     )
     return AgentMemory(summary, snapshot)
 
 
-def take_census(service: MemoryService, name: str | None) -> tuple[int | None, int]:
+def take_census(service: Memory, name: str | None) -> tuple[int | None, int]:
     """All archival entries and the lost ones of a big file, counted in bounded memory."""
     try:
         return service.count_archival(name), len(service.lost(name))

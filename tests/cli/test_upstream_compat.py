@@ -13,6 +13,7 @@ from oryxtui import database
 from oryxtui.config import MemorySettings, RecallSettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
+from oryxtui.places import Here
 from oryxtui.tui.overview import load_agent
 from oryxtui.workspace import Workspace
 from tests import upstream_reference as upstream
@@ -123,7 +124,7 @@ def test_a_repeated_header_is_pointed_out(workspace: Workspace) -> None:
     assert "merge them into the first section" in shown.stderr
     # The dashboard marks the agent and says the same in its banner.
     service = MemoryService.open(workspace, Settings(), clock=fixed_clock)
-    summary = load_agent(workspace, service, "ops-bot").summary
+    summary = load_agent(Here(workspace, Settings(), service), "ops-bot").summary
     assert summary.error and "repeats a section header (line 5)" in summary.error
 
 

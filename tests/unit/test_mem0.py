@@ -11,6 +11,7 @@ from oryxtui.agent.sessions import SessionStore
 from oryxtui.config import Mem0Settings, MemorySettings, Settings
 from oryxtui.errors import ServiceUnavailable
 from oryxtui.memory import MemoryService
+from oryxtui.places import Here
 from oryxtui.tui.overview import load_agent
 from oryxtui.workspace import Workspace
 from tests.mem0_server import Mem0Server
@@ -140,7 +141,7 @@ def test_the_dashboard_marks_the_agent_and_the_loop_still_runs(
     )
     memory = MemoryService.open(workspace, settings, clock=fixed_clock)
     server.fail_with = 503
-    shown = load_agent(workspace, memory, "ops")
+    shown = load_agent(Here(workspace, settings, memory), "ops")
     assert shown.snapshot is None and "mem0" in (shown.summary.error or "")
     runner = AgentLoop(workspace, settings, memory, SessionStore(workspace.db_path))
     events = list(runner.run("ops", "hello there", "t", "u"))

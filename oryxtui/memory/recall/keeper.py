@@ -7,14 +7,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from oryxtui.errors import OryxError
 from oryxtui.memory.recall.engine import RecallEngine
 from oryxtui.memory.recall.results import IndexStatus
-
-if TYPE_CHECKING:
-    from oryxtui.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 Agents = Callable[[], list[str | None]]
@@ -74,8 +71,15 @@ class IndexKeeper:
         return thread
 
 
+class Indexed(Protocol):
+    """A memory with a recall engine (or none): what the index keeper needs of it."""
+
+    @property
+    def engine(self) -> RecallEngine | None: ...
+
+
 def keep_index(
-    service: MemoryService,
+    service: Indexed,
     agents: Agents,
     stopped: threading.Event,
     reported: Reported | None = None,

@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry, MemoryService, Scope
+from oryxtui.memory import MemoryEntry, Scope
 from oryxtui.memory.digest import Digest
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
@@ -56,10 +56,10 @@ from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
-from oryxtui.workspace import AgentName, Workspace, is_remote
+from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.places import Loop, Place
     from oryxtui.tui.screens.recall import Found
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
@@ -130,17 +130,15 @@ class DashboardScreen(Screen[None]):
 
     def __init__(
         self,
-        workspace: Workspace,
-        settings: Settings,
-        service: MemoryService,
-        agent_loop: Callable[[], AgentLoop],
+        place: Place,
+        agent_loop: Callable[[], Loop],
         user: str,
         clock: Monotonic = time.monotonic,
     ) -> None:
         super().__init__()
-        self.workspace = workspace
-        self.settings = settings
-        self.service = service
+        self.place = place
+        self.settings: Settings = place.settings
+        self.service = place.memory
         self.agent_loop = agent_loop
         self.user = user
         self.clock = clock
@@ -160,7 +158,7 @@ class DashboardScreen(Screen[None]):
             agents.data_bind(DashboardScreen.selected)
             agents.border_title = "Agents"
             yield agents
-            yield MemoryView(self.service, self.workspace, id="main")
+            yield MemoryView(self.place, id="main")
             with TabbedContent(id="side", initial="chat-tab"):
                 with TabPane("Chat", id="chat-tab"):
                     yield ChatPane(self.agent_loop, self.user, id="chat").data_bind(
@@ -177,11 +175,11 @@ class DashboardScreen(Screen[None]):
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
-        if is_remote(self.workspace):
+        if not self.place.nearby:
             self._list_agents()  # over the network: the first frame does not wait for it
             return
         # The first frame already shows the first agent: see `_load`.
-        self._agents_listed(AgentsListed(self.workspace.list_agents()))
+        self._agents_listed(AgentsListed(self.place.list_agents()))
         if self.service.watch is Watch.NOTIFY:
             self._list_agents()  # and then those only the shared database has memory of
 
@@ -210,17 +208,15 @@ class DashboardScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="agents")
     def _list_agents(self) -> None:
         """The workspace's agents, and those a shared database has memory of."""
-        here = self.workspace.list_agents()
         try:
-            stored = self.service.stored_agents()
+            # Attached servers list theirs grouped by server, in the servers' order.
+            names = self.place.known_agents()
         except OryxError:
-            stored = []  # said when their memory is read
-        # Attached servers list theirs grouped by server, in the servers' order.
-        names = here if is_remote(self.workspace) else sorted({*here, *stored})
+            names = self.place.list_agents()  # the database's: said when their memory is read
         self.post_message(AgentsListed(names))
 
     def _load(self, agent: AgentName) -> None:
-        local = self.service.watch is not Watch.POLL and not is_remote(self.workspace)
+        local = self.service.watch is not Watch.POLL and self.place.nearby
         if isinstance(self.shown, Unselected) and local:
             # Nothing is on screen yet and the memory is local: read it now, before the first
             # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
@@ -250,12 +246,12 @@ class DashboardScreen(Screen[None]):
 
     def _read_agent(self, agent: AgentName, newest_bytes: int) -> AgentMemory:
         try:
-            return load_agent(self.workspace, self.service, agent, newest_bytes, census=False)
+            return load_agent(self.place, agent, newest_bytes, census=False)
         except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
             return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
 
     def _summary_of(self, agent: AgentName) -> AgentSummary:
-        return load_agent(self.workspace, self.service, agent, self.newest_bytes).summary
+        return load_agent(self.place, agent, self.newest_bytes).summary
 
     def _take_census(self, agent: AgentName) -> None:
         self.run_worker(
@@ -277,9 +273,8 @@ class DashboardScreen(Screen[None]):
     @on(AgentsListed)
     def _agents_listed(self, event: AgentsListed) -> None:
         agents = self.agent_list
-        agents.list_agents(event.names, getattr(self.workspace, "global_memory", True))
-        if hasattr(self.workspace, "also"):  # attached: which servers share one database
-            self._servers_changed()
+        agents.list_agents(event.names, self.place.global_memory)
+        self._servers_changed()  # attached: each server's state, which share one database
         self._counts_wanted = True  # once the selected agent is on screen
         if self.selected in agents.order:
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
@@ -363,9 +358,7 @@ class DashboardScreen(Screen[None]):
 
     @on(ServersChanged)
     def _servers_changed(self) -> None:
-        self.agent_list.mark_servers(
-            getattr(self.workspace, "state", {}), getattr(self.workspace, "also", {})
-        )
+        self.agent_list.mark_servers(*self.place.servers())
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
@@ -507,14 +500,8 @@ class DashboardScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="digest")
     def _preview_digest(self, agent: AgentName) -> None:
-        from oryxtui.agent.consolidation import summariser_for
-
         try:
-            summarise, method, warnings = (
-                (None, "", [])  # the server summarises with the agent's model there
-                if is_remote(self.workspace)
-                else summariser_for(self.workspace, self.settings, agent)
-            )
+            summarise, method, warnings = self.place.summariser(agent)
             digest = self.service.consolidate(agent, True, summarise, method)
         except OryxError as exc:
             tell(self, str(exc), severity="error")
@@ -647,13 +634,7 @@ class DashboardScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="origin")
     def _find_origin(self, agent: AgentName, entry: MemoryEntry) -> None:
         try:
-            if is_remote(self.workspace):
-                origins = self.service.entry_origins(agent)  # type: ignore[attr-defined]
-            else:
-                from oryxtui.agent.provenance import Provenance
-
-                database = self.agent_loop().sessions.database
-                origins = Provenance(self.service, database).origins(agent, [entry])
+            origins = self.place.origins(agent, [entry])
         except OryxError as exc:
             tell(self, str(exc), severity="error")
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -17,12 +18,15 @@ from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryService, MemorySnapshot
+from oryxtui.memory import MemorySnapshot
 from oryxtui.memory.history import ACTORS, OP_LABELS, Record, describe_actor
 from oryxtui.phrases import agent_label, brought_back
 from oryxtui.tui.messages import Changed
 from oryxtui.tui.text import display_text, tell
 from oryxtui.workspace import AgentName
+
+if TYPE_CHECKING:
+    from oryxtui.places import Memory
 
 WHO = ("everyone", *ACTORS)  # `f` steps through them
 
@@ -107,7 +111,7 @@ class HistoryScreen(Screen[None]):
     ]
 
     def __init__(
-        self, service: MemoryService, agent: AgentName, changes: Signal[Changed] | None = None
+        self, service: Memory, agent: AgentName, changes: Signal[Changed] | None = None
     ) -> None:
         super().__init__()
         self.service = service

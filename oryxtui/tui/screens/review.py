@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -19,13 +20,16 @@ from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry, MemoryService
+from oryxtui.memory import MemoryEntry
 from oryxtui.memory.history import describe_actor
 from oryxtui.memory.service.reviewing import Awaiting
 from oryxtui.phrases import agent_label, entries
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
 from oryxtui.workspace import AgentName
+
+if TYPE_CHECKING:
+    from oryxtui.places import Episodes, Memory
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,10 @@ class ReviewScreen(Screen[None]):
 
     def __init__(
         self,
-        service: MemoryService,
+        service: Memory,
         agents: Callable[[], Sequence[AgentName]],
         open_turn: Callable[[AgentName, str, int | None], None],
-        episodes: Callable[[], object],
+        episodes: Callable[[], Episodes],
     ) -> None:
         super().__init__()
         self.service = service
@@ -157,7 +161,7 @@ class ReviewScreen(Screen[None]):
                 text.append(f", turn {record.turn} (enter opens it)", style="dim")
             text.append("\n\n")
             try:
-                turns = self.episodes().session(record.session)  # type: ignore[attr-defined]
+                turns = self.episodes().session(record.session)
             except OryxError:
                 turns = []
             for episode in turns:

@@ -16,10 +16,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from oryxtui.agent.episodes import Episode, EpisodeStore
+from oryxtui.agent.episodes import Episode
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import AgentLoop
+    from oryxtui.places import Episodes, Loop
 from oryxtui.errors import OryxError
 from oryxtui.phrases import agent_label, counted
 from oryxtui.tui.text import display_text
@@ -49,7 +49,7 @@ class SessionsScreen(Screen[None]):
 
     def __init__(
         self,
-        agent_loop: Callable[[], AgentLoop],
+        agent_loop: Callable[[], Loop],
         agent: AgentName,
         at: tuple[str, int | None] | None = None,
     ) -> None:
@@ -97,7 +97,7 @@ class SessionsScreen(Screen[None]):
             self._load_sessions()
 
     @property
-    def store(self) -> EpisodeStore:
+    def store(self) -> Episodes:
         """The loop's episode store (call from workers: the first call loads the loop)."""
         return self.agent_loop().episodes
 

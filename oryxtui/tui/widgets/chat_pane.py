@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
 
-    from oryxtui.agent.loop import AgentLoop, LoopEvent
+    from oryxtui.agent.loop import LoopEvent
+    from oryxtui.places import Loop
 
 CHAT_CHANNEL = "tui"
 TOOL_TEXT_LIMIT = 2000
@@ -68,7 +69,7 @@ class ChatPane(Vertical):
         messages: list[ChatMessage]
         model: str
 
-    def __init__(self, agent_loop: Callable[[], AgentLoop], user: str, **kwargs: object) -> None:
+    def __init__(self, agent_loop: Callable[[], Loop], user: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.agent_loop = agent_loop  # made on first use, in a worker
         self.user = user

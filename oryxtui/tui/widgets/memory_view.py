@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -20,14 +21,14 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry, MemoryService, MemorySnapshot, Scope
+from oryxtui.memory import MemoryEntry, MemorySnapshot, Scope
 from oryxtui.phrases import agent_label, brought_back, entries, were
 from oryxtui.tui.overview import AgentMemory, AgentSummary
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
 from oryxtui.tui.widgets.entry_view import EntryView
 from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
-from oryxtui.workspace import AgentName, Workspace
+from oryxtui.workspace import AgentName
 
 FRESH_SECONDS = 2.5
 
@@ -69,6 +70,9 @@ NO_EDITOR_SET = (
     "Opened {editor}, as neither $VISUAL nor $EDITOR is set; set one to choose another "
     "(e.g. export EDITOR=nano)."
 )
+
+if TYPE_CHECKING:
+    from oryxtui.places import Place
 
 
 def chosen_editor() -> str:
@@ -112,10 +116,10 @@ class MemoryView(Vertical):
     class Steered(Message):
         agent: AgentName
 
-    def __init__(self, service: MemoryService, workspace: Workspace, **kwargs: object) -> None:
+    def __init__(self, place: Place, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.service = service
-        self.workspace = workspace
+        self.place = place
+        self.service = place.memory
         self.shown: AgentMemory | None = None
         self._fresh_timer: Timer | None = None
 
@@ -322,7 +326,7 @@ class MemoryView(Vertical):
             tell(self, "This memory is not kept in a MEMORY.md file.", severity="warning")
             return
         try:
-            self.workspace.check_write_target(memory_file)  # as a save would
+            self.place.check_write_target(memory_file)  # as a save would
         except OryxError as exc:
             tell(self, str(exc), severity="error")
             return

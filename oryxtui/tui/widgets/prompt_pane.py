@@ -26,8 +26,8 @@ from oryxtui.tui.widgets.chat_pane import CHAT_CHANNEL
 from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
-    from oryxtui.agent.loop import AgentLoop
     from oryxtui.agent.prompt import Prompt
+    from oryxtui.places import Loop
 
 BAR_WIDTH = 40
 BLOCK_STYLES = {
@@ -117,7 +117,7 @@ class PromptPane(VerticalScroll):
         error: str | None = None
 
     def __init__(
-        self, agent_loop: Callable[[], AgentLoop], user: str, context_window: int, **kwargs: object
+        self, agent_loop: Callable[[], Loop], user: str, context_window: int, **kwargs: object
     ) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.agent_loop = agent_loop  # made on first use, in a worker
