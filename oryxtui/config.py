@@ -37,7 +37,7 @@ class Mem0Settings(_Section):
 
 DEFAULT_MAX_ENTRY_CHARS = 2000
 DEFAULT_ARCHIVAL_MAX_CHARS = 4000
-# The dashboard's binding ids (README, "binding id"), the keys of [tui.keymap].
+# The dashboard's binding ids (docs/dashboard.md, "binding id"), the keys of [tui.keymap].
 BINDING_IDS = (
     "save",
     "recall",
@@ -220,7 +220,7 @@ class LlmSettings(_Section):
 
 
 class TuiSettings(_Section):
-    # Binding id → keys, e.g. {"save" = "ctrl+s"}; ids are listed in the README.
+    # Binding id → keys, e.g. {"save" = "ctrl+s"}; ids are listed in docs/dashboard.md.
     keymap: dict[str, str] = {}
     # watchfiles' step: how long it waits for more changes once one arrived (latency floor).
     watch_step_ms: int = Field(10, ge=1, le=1000)

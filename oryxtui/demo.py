@@ -88,7 +88,7 @@ _EVENTS = [
 ]
 
 
-CONFIG_TOML = """# oryxtui settings; the README lists them all.
+CONFIG_TOML = """# oryxtui settings; docs/configuration.md lists them all.
 
 [memory.recall]
 # Ranked recall: the keyword, the words in any order (BM25; bigrams for Chinese, Japanese and

@@ -256,7 +256,7 @@ def index(args: argparse.Namespace) -> int:
     if service.engine is None or service.engine.embedder is None:
         raise UsageError(
             "Nothing to index: no embedder is configured; set [embedding] provider in "
-            "config.toml (the README shows how)."
+            "config.toml (docs/recall.md shows how)."
         )
     reports = []
     failed = False
