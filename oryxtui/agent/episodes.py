@@ -12,7 +12,6 @@ moment it was stored, for the loop's own turns."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,10 +27,10 @@ from oryxtui.memory.backends.rows import time_text
 from oryxtui.memory.format import TIME_FORMAT
 
 if TYPE_CHECKING:
+    from oryxtui.agent.episode_vectors import EpisodeVectors
     from oryxtui.memory.recall.embedders import Embedder
 
 REPLY_CHARS = 600  # of each message and reply, what a search answer shows
-EMBED_BATCH = 64  # episodes given vectors by one search at most (the rest by later ones)
 
 
 @dataclass(frozen=True)
@@ -105,14 +104,24 @@ class EpisodeStore:
         self._make_embedder: Callable[[], Embedder | None] | None = make_embedder
         self.min_similarity = min_similarity
         self.words = EpisodeWords(self.database)
-        self._vectors: dict[tuple[str, str], dict[int, Any]] = {}
-        self._lock = threading.Lock()
+        self._vectors: EpisodeVectors | None = None
 
     @property
     def embedder(self) -> Embedder | None:
         if self._make_embedder is not None:
             self._embedder, self._make_embedder = self._make_embedder(), None
         return self._embedder
+
+    @property
+    def vectors(self) -> EpisodeVectors:
+        """The episodes' vectors by the embedder (there is one when this is asked)."""
+        embedder = self.embedder
+        assert embedder is not None
+        if self._vectors is None or self._vectors.embedder is not embedder:
+            from oryxtui.agent.episode_vectors import EpisodeVectors
+
+            self._vectors = EpisodeVectors(self.database, embedder, self.min_similarity)
+        return self._vectors
 
     # Indexing ---------------------------------------------------------------------------------
 
@@ -205,9 +214,8 @@ class EpisodeStore:
                 " (SELECT id FROM episodes WHERE agent_name = ?)",
                 (agent or GLOBAL_PROFILE,),
             ).rowcount
-        with self._lock:
-            for key in [k for k in self._vectors if k[0] == (agent or GLOBAL_PROFILE)]:
-                del self._vectors[key]
+        if self._vectors is not None:
+            self._vectors.forget(agent or GLOBAL_PROFILE)
         return dropped
 
     # Reading ----------------------------------------------------------------------------------
@@ -349,7 +357,7 @@ class EpisodeStore:
         position = {row: index for index, (row, _) in enumerate(everything)}
         ranked = [position[row] for row in by_words if row in position]
         routes = [Route("lexical", 1.0, np.asarray(ranked, dtype=np.int64))]
-        meaning = self._by_meaning(key, everything, query)
+        meaning = self.vectors.nearest(key, everything, query)
         if meaning is not None:
             routes.append(Route("semantic", 1.0, meaning))
         eligible = np.asarray([within(e.time) for _, e in everything], dtype=bool)
@@ -364,166 +372,6 @@ class EpisodeStore:
             marks = ",".join("?" * len(part))
             found.update(self._read(f"id IN ({marks})", tuple(part)))
         return [found[row] for row in rows if row in found]
-
-    def _by_meaning(self, key: str, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
-        """Indexes of `everything` close enough in meaning to `query`, closest first (None:
-        the embedder failed; the words alone answer). Episodes without a vector of the
-        embedder's size get one, the newest first, at most `EMBED_BATCH` a search; a stored
-        row that is no such vector (another model's size, a row another program wrote) counts
-        as none, and is replaced."""
-        import numpy as np
-
-        from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import similarity_floor, usable
-
-        embedder = self.embedder
-        assert embedder is not None
-        model = embedder.model_id
-        if self.database.ranks_vectors:
-            return self._nearest_episodes(everything, query)
-        try:
-            (asked,) = usable(embedder.embed([query], "query"), "The embedder")
-            dim = len(asked)
-            vectors = self._vectors.setdefault((key, model), {})
-            if any(len(vector) != dim for vector in vectors.values()):
-                vectors.clear()  # the model changed its size: read and make them anew
-            self._load_vectors(vectors, [row for row, _ in everything if row not in vectors], dim)
-            made = self._embed_missing(everything, set(vectors), dim)
-            vectors.update((row, np.asarray(v, dtype=np.float32)) for row, v in made.items())
-        except EmbedderError:
-            return None
-        have = [i for i, (row, _) in enumerate(everything) if row in vectors]
-        if not have:
-            return np.zeros(0, dtype=np.int64)
-        matrix = np.stack([vectors[everything[i][0]] for i in have]).astype(np.float64)
-        question = np.asarray(asked, dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(question) or 1.0)
-        similarity = matrix @ question / np.where(norms == 0, 1.0, norms)
-        close = np.flatnonzero(similarity >= similarity_floor(self.min_similarity, embedder))
-        order = close[np.argsort(-similarity[close], kind="stable")]
-        return np.asarray(have, dtype=np.int64)[order]
-
-    def _nearest_episodes(self, everything: Sequence[tuple[int, Episode]], query: str) -> Any:
-        """As `_by_meaning`, with the vectors in the shared database (pgvector): the
-        episodes without one get it (at most `EMBED_BATCH` a search), and the database
-        answers which are close enough, closest first."""
-        import numpy as np
-
-        from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import similarity_floor, usable
-        from oryxtui.memory.recall.pgvector import vector_text
-
-        embedder = self.embedder
-        assert embedder is not None
-        model = embedder.model_id
-        ids = [row for row, _ in everything]
-        try:
-            (asked,) = usable(embedder.embed([query], "query"), "The embedder")
-            dim = len(asked)
-            with self.database.errors():
-                have = {
-                    int(row)
-                    for (row,) in self.database.connection()
-                    .execute(
-                        "SELECT episode_id FROM episode_vectors WHERE embedding_model = ?"
-                        " AND dim = ? AND embedding_vector IS NOT NULL AND episode_id = ANY(?)",
-                        (model, dim, ids),
-                    )
-                    .fetchall()
-                }
-            self._embed_missing(everything, have, dim)
-            with self.database.errors():
-                close = (
-                    self.database.connection()
-                    .execute(
-                        "SELECT episode_id FROM episode_vectors WHERE embedding_model = ?"
-                        " AND dim = ? AND episode_id = ANY(?)"
-                        " AND 1 - (embedding_vector <=> ?::vector) >= ?"
-                        " ORDER BY embedding_vector <=> ?::vector, episode_id",
-                        (
-                            model,
-                            dim,
-                            ids,
-                            vector_text(asked),
-                            similarity_floor(self.min_similarity, embedder),
-                            vector_text(asked),
-                        ),
-                    )
-                    .fetchall()
-                )
-        except EmbedderError:
-            return None
-        position = {row: index for index, row in enumerate(ids)}
-        return np.asarray([position[int(row)] for (row,) in close], dtype=np.int64)
-
-    def _embed_missing(
-        self, everything: Sequence[tuple[int, Episode]], have: set[int], dim: int
-    ) -> dict[int, Any]:
-        """Vectors for the newest episodes without one (at most `EMBED_BATCH`), stored; where
-        the database ranks them, as pgvector values too. Returns them by episode row."""
-        import numpy as np
-
-        from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import usable
-        from oryxtui.memory.recall.pgvector import vector_text
-
-        assert self.embedder is not None
-        wanted = [(row, e) for row, e in everything if row not in have][-EMBED_BATCH:]
-        if not wanted:
-            return {}
-        made = usable(self.embedder.embed([e.text for _, e in wanted]), "The embedder")
-        if len(made) != len(wanted) or len(made[0]) != dim:
-            raise EmbedderError("The embedder answered vectors that do not fit.")
-        ranked = self.database.ranks_vectors
-        columns = "episode_id, embedding_model, dim, embedding"
-        marks = "?, ?, ?, ?"
-        updates = "embedding_model = excluded.embedding_model, dim = excluded.dim,"
-        updates += " embedding = excluded.embedding"
-        if ranked:
-            columns += ", embedding_vector"
-            marks += ", ?::vector"
-            updates += ", embedding_vector = excluded.embedding_vector"
-        rows = [
-            (row, self.embedder.model_id, dim, np.asarray(vector, dtype="<f4").tobytes())
-            + ((vector_text(vector),) if ranked else ())
-            for (row, _), vector in zip(wanted, made, strict=True)
-        ]
-        connection = self.database.connection()
-        with self.database.errors(), database.write_transaction(connection):
-            connection.executemany(
-                f"INSERT INTO episode_vectors ({columns}) VALUES ({marks})"
-                f" ON CONFLICT (episode_id) DO UPDATE SET {updates}",
-                rows,
-            )
-        return {row: vector for (row, _), vector in zip(wanted, made, strict=True)}
-
-    def _load_vectors(self, vectors: dict[int, Any], rows: Sequence[int], dim: int) -> None:
-        """The stored vectors of these episodes that are vectors of `dim` numbers."""
-        from oryxtui.memory.recall.vectors import decode
-
-        assert self.embedder is not None
-        skipped = 0
-        for start in range(0, len(rows), 900):  # SQLite's limit on parameters
-            part = rows[start : start + 900]
-            marks = ",".join("?" * len(part))
-            with self.database.errors():
-                found = (
-                    self.database.connection()
-                    .execute(
-                        "SELECT episode_id, embedding FROM episode_vectors"
-                        f" WHERE embedding_model = ? AND episode_id IN ({marks})",
-                        (self.embedder.model_id, *part),
-                    )
-                    .fetchall()
-                )
-            for row, stored in found:
-                blob = bytes(stored) if isinstance(stored, memoryview) else stored
-                vector = decode(blob, dim)
-                if vector is not None:
-                    vectors[int(row)] = vector
-                elif decode(blob) is None:  # no vector at all (one of another size is stale)
-                    skipped += 1
-        notices.skipped(skipped, "episode_vectors", "the index of past conversations")
 
 
 def _bound(value: str | None, end: bool) -> str | None:

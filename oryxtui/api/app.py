@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import re
-import secrets
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio.to_thread
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi.responses import HTMLResponse
 
 from oryxtui import __version__
 from oryxtui.api import talk
@@ -27,24 +23,27 @@ from oryxtui.api.feed import EventFeed
 from oryxtui.api.guard import RequestGuard
 from oryxtui.api.keys import KeyStore
 from oryxtui.api.limits import RateLimit
-from oryxtui.api.models import envelope
+from oryxtui.api.middleware import (
+    Answers,
+    Authentication,
+    Scrubber,
+    gathering_notices,
+    install_error_handlers,
+)
 from oryxtui.api.routes import events_router, router
+from oryxtui.api.state import ApiState
 from oryxtui.api.streams import StreamSlots
 from oryxtui.api.streams import router as streams_router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
-from oryxtui.errors import DatabaseError, OryxError, Unreachable, UsageError
+from oryxtui.errors import UsageError
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
 from oryxtui.memory import MemoryService
-from oryxtui.memory.history import Actor, current_actor
-from oryxtui.notices import collected, collecting
+from oryxtui.memory.history import Actor
 from oryxtui.places import Here
 from oryxtui.workspace import Workspace
 
 MAX_BODY_BYTES = 32 * 1024
-log = logging.getLogger("oryxtui.api")
-# An absolute path not inside a URL (no word character, ':' or '/' just before it).
-_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:[\w.\-]+/)*[\w.\-]+")
 
 
 def _keep_index(
@@ -53,6 +52,27 @@ def _keep_index(
     from oryxtui.memory.recall.keeper import keep_index
 
     keep_index(memory, workspace.memories, stopped, feed.index_changed)
+
+
+@asynccontextmanager
+async def _serving(
+    feed: EventFeed, memory: MemoryService, workspace: Workspace, _: FastAPI
+) -> AsyncIterator[None]:
+    """While serving, changes are told on the event stream as they happen, and new entries
+    are indexed as they are written (with an embedder)."""
+    stopped = threading.Event()
+    await anyio.to_thread.run_sync(feed.prime)
+    watching = asyncio.ensure_future(feed.watch_files())
+    threading.Thread(target=feed.listen, args=(stopped,), daemon=True).start()
+    if memory.embeds:
+        threading.Thread(
+            target=_keep_index, args=(memory, workspace, stopped, feed), daemon=True
+        ).start()
+    yield
+    stopped.set()
+    watching.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watching
 
 
 def create_api(
@@ -66,35 +86,15 @@ def create_api(
     Only the loopback names, `bind_host` and `allowed_hosts` (plus `[api] allowed_hosts`) are
     answered as Host; only the server's own origin and `[api] cors_origins` as Origin."""
     memory = MemoryService.open(workspace, settings, actor=Actor("api"))
-
-    def scrub(message: str) -> str:
-        message = message.replace(str(workspace.root), ".oryxos")
-        return _ABSOLUTE_PATH.sub("<path>", message)
-
-    events = EventLog()
+    scrub = Scrubber(workspace.root)
     place = Here(workspace, settings, memory)  # its database and loop, each opened once
+    events = EventLog()
     feed = EventFeed(workspace, settings, memory, events, scrub, lambda: place.database)
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        """While serving, changes are told on the event stream as they happen, and new
-        entries are indexed as they are written (with an embedder)."""
-        stopped = threading.Event()
-        await anyio.to_thread.run_sync(feed.prime)
-        watching = asyncio.ensure_future(feed.watch_files())
-        threading.Thread(target=feed.listen, args=(stopped,), daemon=True).start()
-        if memory.embeds:
-            threading.Thread(
-                target=_keep_index, args=(memory, workspace, stopped, feed), daemon=True
-            ).start()
-        yield
-        stopped.set()
-        watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watching
+    keys = KeyStore(place.database)
+    auth = Authenticator.at_start(keys, token, bind_host)
 
     api = FastAPI(
-        lifespan=lifespan,
+        lifespan=partial(_serving, feed, memory, workspace),
         redirect_slashes=False,  # an unknown path is a 404 in the envelope, never a redirect
         docs_url=None,  # served below, from this machine (FastAPI's loads from a CDN)
         redoc_url=None,
@@ -103,73 +103,25 @@ def create_api(
         description="Read and write OryxOS agent memory; every answer is in the "
         "{code, message, data, timestamp} envelope.",
     )
-    api.state.workspace = workspace
-    api.state.settings = settings
-    api.state.memory = memory
-    api.state.place = place
-    api.state.events = events
-    api.state.streams = StreamSlots(settings.api.max_streams, settings.api.streams_per_key)
-    api.state.runner = place.loop()
-    api.state.queue = AgentQueue()
-
-    api.state.scrub = scrub
-
-    def failure(status: int, message: str) -> JSONResponse:
-        answer = envelope(None, status, scrub(message), warnings=collected())
-        body = answer.model_dump(exclude_unset=True)
-        return JSONResponse(body, status_code=status)
-
-    @api.middleware("http")
-    async def gather_notices(request: Request, call_next):
-        # What went wrong beside a result, for `answer` to add to the envelope as warnings.
-        with collecting(scrub):
-            return await call_next(request)
-
-    keys = KeyStore(place.database)
-    api.state.keys = keys
-    auth = Authenticator.at_start(keys, token, bind_host)
-    api.state.auth = auth
+    api.state.oryx = ApiState(
+        workspace=workspace,
+        settings=settings,
+        place=place,
+        memory=memory,
+        events=events,
+        streams=StreamSlots(settings.api.max_streams, settings.api.streams_per_key),
+        runner=place.loop(),
+        queue=AgentQueue(),
+        scrub=scrub,
+        keys=keys,
+        auth=auth,
+    )
+    answers = Answers(scrub)
+    api.middleware("http")(gathering_notices(scrub))
     limit = RateLimit(settings.api.rate_limit_per_minute)
-
-    @api.middleware("http")
-    async def authenticate(request: Request, call_next):
-        """Who is asking (checked on every request: a revoked key is refused at once), at
-        what rate; their changes are recorded under their key's name."""
-        client = request.client.host if request.client else "unknown"
-        authorization = request.headers.get("authorization")
-        try:
-            caller = await anyio.to_thread.run_sync(auth.identify, authorization, client)
-            limit.spend("the server's token" if caller.name is None else f"key {caller.name!r}")
-        except DatabaseError as exc:
-            return unavailable(exc)  # nobody is known yet: no detail of the store
-        except OryxError as exc:
-            return failure(exc.http_status, str(exc))
-        request.state.caller = caller
-        request.state.authorization = authorization
-        acting = current_actor.set(Actor(caller.actor))
-        try:
-            return await call_next(request)
-        finally:
-            current_actor.reset(acting)
-
-    def unavailable(exc: OryxError) -> JSONResponse:
-        """A store failure told to a caller not yet authenticated: one generic sentence and
-        a request id; what failed (a database's host, user and name) only in the log."""
-        request_id = secrets.token_hex(6)
-        log.warning("request %s: %s", request_id, scrub(str(exc)))
-        return failure(
-            503,
-            f"The memory store is unavailable just now (request id {request_id}; the "
-            "server's log has the details); try again in a moment.",
-        )
-
+    api.middleware("http")(Authentication(auth, limit, answers))
     if settings.api.cors_origins:
-        api.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.api.cors_origins,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"],
-        )
+        _allow_origins(api, settings.api.cors_origins)
     api.add_middleware(
         RequestGuard,  # outermost: before CORS, the token, and any body is read
         allowed_hosts=allowed_host_names(bind_host, [*settings.api.allowed_hosts, *allowed_hosts]),
@@ -177,35 +129,21 @@ def create_api(
         max_body_bytes=MAX_BODY_BYTES,
         body_timeout=settings.api.body_timeout_seconds,
     )
-
-    @api.exception_handler(OryxError)
-    async def oryx_error(_: Request, exc: OryxError) -> JSONResponse:
-        if isinstance(exc, Unreachable):  # its advice ("check the url…") is the operator's
-            return unavailable(exc)
-        return failure(exc.http_status, str(exc))
-
-    @api.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(part) for part in first["loc"] if part not in ("query", "body"))
-        return failure(400, f"Invalid request{f' ({where})' if where else ''}: {first['msg']}.")
-
-    @api.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = "No such endpoint." if exc.status_code == 404 else str(exc.detail)
-        return failure(exc.status_code, message)
-
-    @api.exception_handler(Exception)
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error", exc_info=exc)
-        return failure(500, "Internal error; the server log has the details.")
-
-    api.include_router(router)
-    api.include_router(events_router)
-    api.include_router(streams_router)
-    api.include_router(talk.router)
+    install_error_handlers(api, answers)
+    for routes in (router, events_router, streams_router, talk.router):
+        api.include_router(routes)
     _serve_docs(api)
     return api
+
+
+def _allow_origins(api: FastAPI, origins: Sequence[str]) -> None:
+    """Browser pages of these origins may call the API (`[api] cors_origins`)."""
+    api.add_middleware(
+        CORSMiddleware,
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "PATCH", "DELETE"],
+        allow_headers=["Authorization", "Content-Type"],
+    )
 
 
 def _serve_docs(api: FastAPI) -> None:

@@ -34,6 +34,17 @@ from oryxtui.api.models import (
     envelope,
     saved_entry,
 )
+from oryxtui.api.state import (
+    caller_of,
+    memory_of,
+    place_of,
+    queue_of,
+    runner_of,
+    scrubber_of,
+    settings_of,
+    state_of,
+    workspace_of,
+)
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
@@ -41,40 +52,6 @@ from oryxtui.memory import MemoryService
 from oryxtui.notices import collected
 from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
-
-
-def workspace_of(request: Request) -> Workspace:
-    return request.app.state.workspace
-
-
-def place_of(request: Request) -> Here:
-    return request.app.state.place
-
-
-def settings_of(request: Request) -> Settings:
-    return request.app.state.settings
-
-
-def memory_of(request: Request) -> MemoryService:
-    return request.app.state.memory
-
-
-def runner_of(request: Request) -> AgentLoop:
-    return request.app.state.runner
-
-
-def queue_of(request: Request) -> AgentQueue:
-    return request.app.state.queue
-
-
-def scrubber_of(request: Request) -> Callable[[str], str]:
-    """Takes paths out of a message: the workspace as `.oryxos`, anything else as `<path>`."""
-    return request.app.state.scrub
-
-
-def caller_of(request: Request) -> Caller:
-    """Who sent the request (the app's authentication put it there)."""
-    return request.state.caller
 
 
 def reaches(caller: Caller, workspace: Workspace, agent: str | None) -> bool:
@@ -443,14 +420,14 @@ def info(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> Res
     """What this server is: its version, memory backend, how it recalls, and who is asking."""
     from oryxtui import __version__
 
-    memory: MemoryService = request.app.state.memory
+    memory = state_of(request).memory
     return answer(
         ServerInfo(
             version=__version__,
             backend=memory.backend,
             ranked=memory.ranked,
             embeds=memory.embeds,
-            stream=request.app.state.events.stream,
+            stream=state_of(request).events.stream,
             caller=caller.name,
             scope=caller.scope.label,
             agents=list(caller.agents) if caller.agents is not None else None,

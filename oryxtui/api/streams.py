@@ -9,19 +9,22 @@ import json
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from oryxtui.api.auth import Authenticator
 from oryxtui.api.events import EVERYONE, INTERNAL, Event, EventLog
 from oryxtui.api.keys import Caller
 from oryxtui.api.keys import Scope as KeyScope
 from oryxtui.api.routes import _FAILURES, caller_of, reaches
+from oryxtui.api.state import state_of
 from oryxtui.errors import TooManyRequests
+
+if TYPE_CHECKING:
+    from oryxtui.workspace import Workspace
 
 router = APIRouter(prefix="/api/v1", responses=_FAILURES)
 
@@ -106,51 +109,63 @@ async def events(
     the key reaches are told. A stream ends when its key is revoked or changed; a key may
     hold `[api] streams_per_key` streams at once (429 past that)."""
     caller.require(KeyScope.READ, "following changes")
-    state = request.app.state
-    slot = state.streams.take(caller.actor)
-    log: EventLog = state.events
-    workspace = state.workspace
-    auth: Authenticator = state.auth
+    state = state_of(request)
+    slot, log, workspace = state.streams.take(caller.actor), state.events, state.workspace
     authorization = getattr(request.state, "authorization", None)
     heartbeat = state.settings.api.heartbeat_seconds
     asked = request.headers.get("last-event-id") or since
     start = log.position(asked)
-
-    async def still_allowed() -> bool:
-        return await anyio.to_thread.run_sync(auth.still, authorization, caller)
-
-    async def stream() -> AsyncIterator[str]:
-        n = log.last if start is None else start
-        yield "retry: 1000\n\n"
-        if start is None:  # a new client, or one that cannot resume: from here on
-            first = {"kind": "reset" if asked else "hello", "stream": log.stream}
-            yield sse(log.id_of(n), first | ({"store": "down"} if log.store_down else {}))
-        while True:
-            told = log.after(n)
-            if told is None:  # the client fell further behind than the log holds
-                n = log.last
-                yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
-                continue
-            check = False
-            for event in told:
-                n = event.n
-                if event.kind in INTERNAL:
-                    check = True
-                elif event.kind in EVERYONE or reaches(caller, workspace, event.agent):
-                    yield told_as_sse(log.id_of(n), event)
-            if check and not await still_allowed():
-                return  # revoked or changed: the client reconnects and is told why
-            if not await log.wait(n, heartbeat):
-                if await request.is_disconnected() or not await still_allowed():
-                    return
-                yield ": heartbeat\n\n"
-
+    told = _told(request, caller, log, workspace, authorization, heartbeat, asked, start)
     return CountedStream(
-        stream(),
+        told,
         slot,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _told(
+    request: Request,
+    caller: Caller,
+    log: EventLog,
+    workspace: Workspace,
+    authorization: str | None,
+    heartbeat: float,
+    asked: str | None,
+    start: int | None,
+) -> AsyncIterator[str]:
+    """The stream's lines: from where the client was (or a hello/reset), every event the
+    caller may see, heartbeats while quiet; it ends when the caller's key no longer allows it
+    or the client went away."""
+    auth = state_of(request).auth
+
+    async def still_allowed() -> bool:
+        return await anyio.to_thread.run_sync(auth.still, authorization, caller)
+
+    n = log.last if start is None else start
+    yield "retry: 1000\n\n"
+    if start is None:  # a new client, or one that cannot resume: from here on
+        first = {"kind": "reset" if asked else "hello", "stream": log.stream}
+        yield sse(log.id_of(n), first | ({"store": "down"} if log.store_down else {}))
+    while True:
+        told = log.after(n)
+        if told is None:  # the client fell further behind than the log holds
+            n = log.last
+            yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
+            continue
+        check = False
+        for event in told:
+            n = event.n
+            if event.kind in INTERNAL:
+                check = True
+            elif event.kind in EVERYONE or reaches(caller, workspace, event.agent):
+                yield told_as_sse(log.id_of(n), event)
+        if check and not await still_allowed():
+            return  # revoked or changed: the client reconnects and is told why
+        if not await log.wait(n, heartbeat):
+            if await request.is_disconnected() or not await still_allowed():
+                return
+            yield ": heartbeat\n\n"
 
 
 def sse(event_id: str, data: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,125 +16,25 @@ from oryxtui.memory.digest import Digest
 from oryxtui.memory.format import MemoryEntry, Scope, parse_scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import (
-    ROUTES,
-    Hit,
     IndexStatus,
     Recall,
-    RouteRank,
     core_holding,
     recall_across,
 )
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.memory.window import InjectedWindow
+from oryxtui.remote.answers import (
+    RemoteEntry,
+    entries_of,
+    entry_of,
+    int_of,
+    recall_of,
+    record_of,
+    status_of,
+    text_of,
+)
 from oryxtui.remote.client import Server, agent_path
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteEntry(MemoryEntry):
-    """An entry as the server addresses it: its id is the server's (the line is rebuilt from
-    the time and the content, which a hand-written line may not match byte for byte)."""
-
-    given_id: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.given_id
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def entry_of(item: object, scope: Scope | None = None) -> MemoryEntry | None:
-    """An entry from the API's JSON, or None for one that is not what the API documents."""
-    if not isinstance(item, dict):
-        return None
-    content, entry_id, time = _text(item.get("content")), _text(item.get("id")), item.get("time")
-    if scope is None:
-        try:
-            scope = Scope(str(item.get("scope")))
-        except ValueError:
-            return None
-    if content is None or not entry_id or (time is not None and not isinstance(time, str)):
-        return None
-    if "\n" in content or (time is not None and "\n" in time):
-        return None  # no line break in an entry: it could not be a line of the memory
-    line = f"- [{time}] {content}" if time else f"- {content}"
-    return RemoteEntry(scope, time, content, line, entry_id)
-
-
-def entries_of(items: object, scope: Scope | None, where: str) -> list[MemoryEntry]:
-    found = [entry_of(item, scope) for item in items] if isinstance(items, list) else []
-    good = [entry for entry in found if entry is not None]
-    notices.skipped(len(found) - len(good), "entry", where)
-    return good
-
-
-def _int(value: object, default: int = 0) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def record_of(item: object) -> Record | None:
-    """A change from the history's JSON (its entries as lines, so the views show them)."""
-    if not isinstance(item, dict) or not isinstance(item.get("n"), int):
-        return None
-    before = entries_of(item.get("before"), None, "a change")
-    after = entries_of(item.get("after"), None, "a change")
-    return Record(
-        _int(item["n"]),
-        _text(item.get("op")) or "outside",
-        _text(item.get("actor")) or "outside",
-        time=_text(item.get("time")),
-        session=_text(item.get("session")),
-        before=tuple((e.scope, e.line) for e in before),
-        after=tuple((e.scope, e.line) for e in after),
-    )
-
-
-def status_of(item: object) -> IndexStatus | None:
-    if not isinstance(item, dict):
-        return None
-    return IndexStatus(
-        _int(item.get("entries")),
-        _int(item.get("indexed")),
-        _text(item.get("model")) or "?",
-        item.get("dimensions") if isinstance(item.get("dimensions"), int) else None,
-        bool(item.get("meaningless")),
-        _text(item.get("problem")),
-    )
-
-
-def _float(value: object) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok else None  # type: ignore[arg-type]
-
-
-def recall_of(data: object, keyword: str) -> Recall:
-    data = data if isinstance(data, dict) else {}
-    hits = []
-    items = data.get("hits") if isinstance(data.get("hits"), list) else []
-    for item in items:  # type: ignore[union-attr]
-        entry = entry_of(item, Scope.ARCHIVAL)
-        if entry is None:
-            notices.skipped(1, "recall hit", "the server's answer")
-            continue
-        routes: dict[str, RouteRank] = {}
-        given = item.get("routes") if isinstance(item.get("routes"), dict) else {}
-        for name in ROUTES:
-            route = given.get(name)
-            if isinstance(route, dict) and isinstance(route.get("rank"), int):
-                routes[name] = RouteRank(route["rank"], _float(route.get("score")))
-        hits.append(Hit(entry, _float(item.get("score")), routes))
-    return Recall(
-        keyword,
-        _text(data.get("mode")) or "keyword",
-        hits,
-        _text(data.get("semantic")) or "off",
-        _text(data.get("notice")),
-        _text(data.get("problem")),
-        status_of(data.get("index")),
-    )
 
 
 class RemoteStore:
@@ -220,7 +119,7 @@ class RemoteMemory:
         where = f"the memory of {agent or 'the global memory'} on {self.server.name}"
         core = entries_of(data.get("core"), Scope.CORE, where)
         archival = entries_of(data.get("archival"), Scope.ARCHIVAL, where)
-        start = min(max(_int(data.get("window_start"), len(archival)), 0), len(archival))
+        start = min(max(int_of(data.get("window_start"), len(archival)), 0), len(archival))
         rows = data.get("digests")
         digest_lines = frozenset(
             archival[row].line
@@ -234,7 +133,7 @@ class RemoteMemory:
             core,
             archival,
             window,
-            warning=_text(data.get("warning")),
+            warning=text_of(data.get("warning")),
             digest_lines=digest_lines,
         )
 
@@ -337,9 +236,9 @@ class RemoteMemory:
         return Digest(
             data["content"],
             entries_of(data.get("covers"), Scope.ARCHIVAL, "the server's digest"),
-            _text(data.get("method")) or "server",
-            _int(data.get("count")),
-            _int(data.get("uncovered_before")),
+            text_of(data.get("method")) or "server",
+            int_of(data.get("count")),
+            int_of(data.get("uncovered_before")),
         )
 
     # History -----------------------------------------------------------------------------------
@@ -391,12 +290,12 @@ class RemoteMemory:
         if entry is None or not isinstance(item, dict) or not isinstance(item.get("held"), bool):
             return None, None
         record = Record(
-            _int(item.get("change")),
-            _text(item.get("op")) or "save",
-            _text(item.get("by")) or "outside",
-            time=_text(item.get("at")),
-            session=_text(item.get("session")),
-            turn=_int(item.get("turn"), -1) if _int(item.get("turn"), -1) >= 0 else None,
+            int_of(item.get("change")),
+            text_of(item.get("op")) or "save",
+            text_of(item.get("by")) or "outside",
+            time=text_of(item.get("at")),
+            session=text_of(item.get("session")),
+            turn=int_of(item.get("turn"), -1) if int_of(item.get("turn"), -1) >= 0 else None,
         )
         text = item.get("turn_text")
         turn = None

@@ -15,8 +15,9 @@ from oryxtui.agent.messages import Message
 from oryxtui.agent.prompt import Prompt, PromptBlock
 from oryxtui.agent.sessions import Session
 from oryxtui.errors import NotFound, OryxError
+from oryxtui.remote.answers import text_of
 from oryxtui.remote.client import Server, agent_path, events
-from oryxtui.remote.memory import RemoteMemory, _text
+from oryxtui.remote.memory import RemoteMemory
 
 LOOP_KINDS = frozenset({"text", "tool_call", "tool_result", "warning", "final", "error"})
 
@@ -34,9 +35,9 @@ def episode_of(item: object) -> Episode | None:
     return Episode(
         session,
         turn,
-        _text(item.get("agent")),
-        _text(item.get("channel")),
-        _text(item.get("time")),
+        text_of(item.get("agent")),
+        text_of(item.get("channel")),
+        text_of(item.get("time")),
         user,
         reply,
         tuple(str(tool) for tool in tools),  # type: ignore[union-attr]
@@ -183,7 +184,7 @@ def loop_event(data: dict[str, Any]) -> LoopEvent | None:
     return LoopEvent(
         str(kind),
         str(data.get("text") or ""),
-        _text(data.get("tool")),
-        _text(data.get("arguments")),
+        text_of(data.get("tool")),
+        text_of(data.get("arguments")),
         success if isinstance(success, bool) else None,
     )

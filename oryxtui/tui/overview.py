@@ -52,10 +52,7 @@ class AgentMemory:
 
 
 def load_agent(
-    place: Place,
-    name: str | None,
-    newest_bytes: int | None = None,
-    census: bool = True,
+    place: Place, name: str | None, newest_bytes: int | None = None, census: bool = True
 ) -> AgentMemory:
     """Read AGENT.md and memory; a problem with either becomes a message, never an exception.
 

@@ -212,7 +212,7 @@ def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> 
     """A test (or an embedding program) hands the app its own memory service: here one whose
     clock is fixed, so a save over HTTP gets a known time."""
     app = create_api(api_workspace, Settings())
-    app.state.memory = MemoryService.open(api_workspace, Settings(), clock=fixed_clock)
+    app.state.oryx.memory = MemoryService.open(api_workspace, Settings(), clock=fixed_clock)
     with RunningApi(api_workspace, app=app) as client:
         saved = client.post("/api/v1/agents/ops/memory", json={"content": "pinned"}).json()
     stamp = fixed_clock().strftime("%Y-%m-%d %H:%M:%S")

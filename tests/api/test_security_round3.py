@@ -94,7 +94,7 @@ def test_a_store_failure_told_to_an_unknown_caller_is_generic_and_logged(
     with (
         RunningApi(keyed, app=api) as client,
         caplog.at_level("WARNING", "oryxtui.api"),
-        mock.patch.object(api.state.keys, "caller", failing),
+        mock.patch.object(api.state.oryx.keys, "caller", failing),
     ):
         answer = client.get("/api/v1/agents", headers=bearer("oryx_abcdefgh_zzz"))
     assert answer.status_code == 503
