@@ -106,21 +106,10 @@ class AgentLoop:
     ) -> Iterator[LoopEvent]:
         """One trigger. The user's message is saved first, so a failure never loses it."""
         session_id = session_id_for(channel, user, agent)
-        try:
-            session = self.sessions.load(session_id, agent, channel, user)
-            # This turn's number, as the sessions view and episodes count them (finished ones).
-            number = len(finished_turns(session.messages))
-            self.sessions.append(session, Message("user", user_message))
-        except OryxError as exc:
-            yield LoopEvent("error", f"Nothing was sent: {exc}")
+        begun = yield from self._begin(agent, session_id, channel, user, user_message)
+        if begun is None:
             return
-        try:
-            definition = self.prompts.definition(agent)
-            provider = self.provider_factory(self.settings, definition)
-            max_iterations = definition.settings.max_iterations if definition else 10
-        except OryxError as exc:
-            yield LoopEvent("error", str(exc))
-            return
+        session, number, provider, max_iterations = begun
         produced: list[Message] = []
         reply, stopped = "", True
         warned: set[str] = set()
@@ -154,19 +143,7 @@ class AgentLoop:
             if not turn.tool_calls:
                 reply, stopped = turn.text, False
                 break
-            for call in turn.tool_calls:
-                yield LoopEvent("tool_call", tool=call.name, arguments=call.arguments_json)
-                result = self.executor.execute(call, agent, session_id, number)
-                produced.append(
-                    Message("tool", result.content, tool_name=call.name, tool_call_id=call.id)
-                )
-                yield LoopEvent(
-                    "tool_result",
-                    result.content,
-                    tool=call.name,
-                    arguments=call.arguments_json,
-                    success=result.success,
-                )
+            yield from self._call_tools(turn, agent, session_id, number, produced)
         if stopped:
             reply = f"Stopped after {max_iterations} iterations without a final answer."
             produced.append(Message("assistant", reply))
@@ -177,11 +154,68 @@ class AgentLoop:
             self.episodes.index_session(session)  # searchable from now on
         except OryxError as exc:
             yield LoopEvent("warning", f"The turn is stored, but not yet searchable: {exc}")
-        if self.settings.memory.footprint and not stopped:
-            yield from self._footprint(agent, session_id, number, user_message, reply)
-        if self.settings.memory.consolidate.auto and not stopped:
-            yield from self._consolidate(agent, provider, session_id, number)
+        if not stopped:
+            yield from self._after_reply(agent, provider, session_id, number, user_message, reply)
         yield LoopEvent("final", reply)
+
+    def _begin(
+        self, agent: str | None, session_id: str, channel: str, user: str, user_message: str
+    ) -> Generator[LoopEvent, None, tuple[Session, int, ChatProvider, int] | None]:
+        """The session with the user's message stored, this turn's number (as the sessions
+        view and episodes count them: finished ones), the agent's provider and how many
+        model calls a turn may take; None (and the error said) when one cannot be had."""
+        try:
+            session = self.sessions.load(session_id, agent, channel, user)
+            number = len(finished_turns(session.messages))
+            self.sessions.append(session, Message("user", user_message))
+        except OryxError as exc:
+            yield LoopEvent("error", f"Nothing was sent: {exc}")
+            return None
+        try:
+            definition = self.prompts.definition(agent)
+            provider = self.provider_factory(self.settings, definition)
+        except OryxError as exc:
+            yield LoopEvent("error", str(exc))
+            return None
+        return session, number, provider, definition.settings.max_iterations if definition else 10
+
+    def _call_tools(
+        self,
+        turn: ModelTurn,
+        agent: str | None,
+        session_id: str,
+        number: int,
+        produced: list[Message],
+    ) -> Iterator[LoopEvent]:
+        """The tools the model called, in order, each result added to the turn's messages."""
+        for call in turn.tool_calls:
+            yield LoopEvent("tool_call", tool=call.name, arguments=call.arguments_json)
+            result = self.executor.execute(call, agent, session_id, number)
+            produced.append(
+                Message("tool", result.content, tool_name=call.name, tool_call_id=call.id)
+            )
+            yield LoopEvent(
+                "tool_result",
+                result.content,
+                tool=call.name,
+                arguments=call.arguments_json,
+                success=result.success,
+            )
+
+    def _after_reply(
+        self,
+        agent: str | None,
+        provider: ChatProvider,
+        session_id: str,
+        number: int,
+        user_message: str,
+        reply: str,
+    ) -> Iterator[LoopEvent]:
+        """What follows a final reply when configured: its footprint, and a digest."""
+        if self.settings.memory.footprint:
+            yield from self._footprint(agent, session_id, number, user_message, reply)
+        if self.settings.memory.consolidate.auto:
+            yield from self._consolidate(agent, provider, session_id, number)
 
     def _footprint(
         self, agent: str | None, session_id: str, turn: int, user_message: str, reply: str

@@ -164,62 +164,58 @@ class TurnRecorder:
             for kind, text in kinds.items()
             if (found := self._delta(session_id, kind, text)) is not None
         }
+        rows = [
+            (key, *(deltas[key][1:3] if key in deltas else (text, None)))
+            for key, text in parts.items()
+        ]
+        name = agent or GLOBAL_PROFILE
+        trace = f"{session_id}#{turn}.{call}"
+        self._write(
+            rows,
+            (session_id, name, turn, call, provider, model, messages_key, tools),
+            by,
+            (session_id, provider, model, name, trace, success, error, duration_ms),
+        )
+        for kind, text in kinds.items():  # stored: the next may be kept as its edits
+            key = part_hash(text)
+            self._last[(session_id, kind)] = (key, text, deltas[key][3] if key in deltas else 0)
+
+    def _write(
+        self,
+        parts: list[tuple[object, ...]],
+        call: tuple[object, ...],
+        by: str | None,
+        llm_call: tuple[object, ...],
+    ) -> None:
+        """The parts not stored yet, the call, and upstream's llm_calls row: one transaction."""
         now = self.database.moment(self.clock())
         with self.database.errors():
             connection = self.database.connection()
             connection.execute("BEGIN IMMEDIATE")
             try:
-                rows = [
-                    (key, *(deltas[key][1:3] if key in deltas else (text, None)))
-                    for key, text in parts.items()
-                ]
                 connection.executemany(
                     "INSERT INTO oryxtui_prompt_parts (hash, text, base) VALUES (?, ?, ?) "
                     "ON CONFLICT (hash) DO NOTHING",
-                    rows,
+                    parts,
                 )
                 connection.execute(
                     "INSERT INTO oryxtui_model_calls (session_id, agent_name, turn, call, "
                     "provider, model, messages, tools, estimated_tokens, created_at, actor) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        agent or GLOBAL_PROFILE,
-                        turn,
-                        call,
-                        provider,
-                        model,
-                        messages_key,
-                        tools,
-                        None,  # estimated when shown: counting here would cost the turn
-                        now,
-                        by,
-                    ),
+                    # the tokens are estimated when shown: counting here would cost the turn
+                    (*call, None, now, by),
                 )
                 connection.execute(
                     "INSERT INTO llm_calls (session_id, provider, model, prompt_tokens, "
                     "completion_tokens, total_tokens, profile_name, trace_id, success, "
                     "error_message, duration_ms, created_at) "
                     "VALUES (?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        provider,
-                        model,
-                        agent or GLOBAL_PROFILE,
-                        f"{session_id}#{turn}.{call}",
-                        success,
-                        error,
-                        duration_ms,
-                        now,
-                    ),
+                    (*llm_call, now),
                 )
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
-        for kind, text in kinds.items():  # stored: the next may be kept as its edits
-            key = part_hash(text)
-            self._last[(session_id, kind)] = (key, text, deltas[key][3] if key in deltas else 0)
 
     @staticmethod
     def _part(parts: dict[str, str], text: str) -> str:

@@ -14,61 +14,10 @@ Command = tuple[str, str, Callable[[], object]]  # title, help, what it does
 
 
 def dashboard_commands(screen: DashboardScreen) -> list[Command]:
-    """What the palette offers on the dashboard as it is now."""
-    view = screen.memory_view
-    commands: list[Command] = [
-        ("Save an entry", "Save to the selected agent (s)", screen.action_save_entry),
-        ("Recall", "Search the archival memory (r)", screen.action_recall),
-    ]
-    if view.memory_file is not None:
-        commands.append(("Edit MEMORY.md", "Open it in $EDITOR (e)", screen.action_edit))
-    commands += [
-        ("Filter archival", "Narrow the archival pane (/)", screen.action_filter),
-        ("Chat", "Talk to the selected agent (c)", screen.action_chat),
-        ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
-    ]
-    entry = view.entry_at_cursor()
-    if entry is not None and not isinstance(screen.selected, Unselected):
-        other = "archival" if entry.scope.value == "core" else "core"
-        commands += [
-            (
-                "Edit the entry",
-                "Change the text of the entry at the cursor (i)",
-                screen.action_edit_entry,
-            ),
-            ("Move the entry", f"To {other} (m)", screen.action_move_entry),
-            (
-                "Delete the entry",
-                "Remove the entry at the cursor, after asking (x)",
-                screen.action_delete_entry,
-            ),
-        ]
-    shown = view.shown.snapshot if view.shown is not None else None
-    if shown is not None and (shown.core_duplicates or shown.archival_duplicates):
-        commands.append(
-            (
-                "Remove repeated entries",
-                "Those with the words of an older one; the oldest stays (D)",
-                screen.action_remove_duplicates,
-            )
-        )
-    commands += [
-        ("History", "Every change to this memory, and bring back (h)", screen.action_history),
-        (
-            "Digest",
-            "Summarise what left the injected window into one entry (g)",
-            screen.action_consolidate,
-        ),
-        ("Sessions", "Past conversations, and a search over them (S)", screen.action_sessions),
-        ("Review", "What agents wrote that awaits your approval (I)", screen.action_review),
-        (
-            "Hide or show the chat column",
-            "Wider memory panes, or chat and prompt beside them (\\)",
-            screen.action_toggle_side,
-        ),
-        ("Help", "Every key as bound now, the panes and their marks (?)", screen.action_help),
-    ]
-    if view.lost_count:
+    """What the palette offers on the dashboard as it is now: every action that applies (a
+    change the memory shown does not allow: with why), then the other agents."""
+    commands = [*_memory_commands(screen), *_entry_commands(screen), *_view_commands(screen)]
+    if screen.memory_view.lost_count:
         commands += [
             (
                 "Restore lost entries",
@@ -89,6 +38,69 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
                 (f"Show {name}", "Select it in the sidebar", partial(screen.show_agent, agent))
             )
     return commands
+
+
+def _memory_commands(screen: DashboardScreen) -> list[Command]:
+    """Saving, finding, editing the file, chat and the prompt."""
+    commands: list[Command] = [
+        ("Save an entry", "Save to the selected agent (s)", screen.action_save_entry),
+        ("Recall", "Search the archival memory (r)", screen.action_recall),
+    ]
+    if screen.memory_view.memory_file is not None:
+        commands.append(("Edit MEMORY.md", "Open it in $EDITOR (e)", screen.action_edit))
+    return [
+        *commands,
+        ("Filter archival", "Narrow the archival pane (/)", screen.action_filter),
+        ("Chat", "Talk to the selected agent (c)", screen.action_chat),
+        ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
+    ]
+
+
+def _entry_commands(screen: DashboardScreen) -> list[Command]:
+    """What acts on the entry at the cursor, and on repeated entries."""
+    view = screen.memory_view
+    commands: list[Command] = []
+    entry = view.entry_at_cursor()
+    if entry is not None and not isinstance(screen.selected, Unselected):
+        other = "archival" if entry.scope.value == "core" else "core"
+        commands += [
+            (
+                "Edit the entry",
+                "Change the text of the entry at the cursor (i)",
+                screen.action_edit_entry,
+            ),
+            ("Move the entry", f"To {other} (m)", screen.action_move_entry),
+            (
+                "Delete the entry",
+                "Remove the entry at the cursor, after asking (x)",
+                screen.action_delete_entry,
+            ),
+        ]
+    shown = view.shown.snapshot if view.shown is not None else None
+    if shown is not None and (shown.core_duplicates or shown.archival_duplicates):
+        why = "Those with the words of an older one; the oldest stays (D)"
+        commands.append(("Remove repeated entries", why, screen.action_remove_duplicates))
+    return commands
+
+
+def _view_commands(screen: DashboardScreen) -> list[Command]:
+    """The views over the dashboard, the chat column and help."""
+    return [
+        ("History", "Every change to this memory, and bring back (h)", screen.action_history),
+        (
+            "Digest",
+            "Summarise what left the injected window into one entry (g)",
+            screen.action_consolidate,
+        ),
+        ("Sessions", "Past conversations, and a search over them (S)", screen.action_sessions),
+        ("Review", "What agents wrote that awaits your approval (I)", screen.action_review),
+        (
+            "Hide or show the chat column",
+            "Wider memory panes, or chat and prompt beside them (\\)",
+            screen.action_toggle_side,
+        ),
+        ("Help", "Every key as bound now, the panes and their marks (?)", screen.action_help),
+    ]
 
 
 def _labelled(screen: DashboardScreen, command: Command) -> Command:
