@@ -29,6 +29,10 @@ def main(argv: list[str]) -> None:
     import filelock  # noqa: F401
     import yaml  # noqa: F401
 
+    from oryxtui.memory.tokens import terms
+
+    terms("compiled")  # the word expressions an episode's terms are read with
+
     print("ready", flush=True)
     if mode == "chat-forever":
         runner = AgentLoop(workspace, settings, service, SessionStore(workspace.db_path))

@@ -7,37 +7,36 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache
-from typing import NamedTuple
+from typing import Literal
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 
 
-class Patterns(NamedTuple):
-    token: re.Pattern[str]  # a word, or a run of CJK characters
-    is_cjk: re.Pattern[str]  # (at the start of a token) a CJK character
-    word: re.Pattern[str]  # … a word keeps its apostrophes ("caroline's")
-    term_split: re.Pattern[str]  # the whole text in one pass: a line break ends an entry's terms
+# The expressions, by name: a word or a run of CJK characters (`token`); a CJK character at
+# the start of a token (`is_cjk`); a word keeping its apostrophes, "caroline's" (`word`); and
+# the whole text in one pass, a line break ending an entry's terms (`term_split`).
+_SOURCES = {
+    "token": rf"[{_CJK}]+|[^\W{_CJK}]+",
+    "is_cjk": rf"[{_CJK}]",
+    "word": rf"[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*",
+    "term_split": rf"\n|[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*",
+}
 
 
 @cache
-def patterns() -> Patterns:
-    """The expressions, compiled on first use: their Unicode classes take milliseconds to
-    compile, which a command that reads no words should not pay."""
-    return Patterns(
-        re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+"),
-        re.compile(rf"[{_CJK}]"),
-        re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*"),
-        re.compile(rf"\n|[{_CJK}]+|[^\W{_CJK}]+(?:'[^\W{_CJK}]+)*"),
-    )
+def pattern(name: Literal["token", "is_cjk", "word", "term_split"]) -> re.Pattern[str]:
+    """One expression, compiled when first used: their Unicode classes take milliseconds each
+    to compile, which a command that reads no words (or only some) should not pay."""
+    return re.compile(_SOURCES[name])
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; a run of CJK characters gives its overlapping bigrams (a lone
     character stays as it is)."""
     found: list[str] = []
-    compiled = patterns()
-    for token in compiled.token.findall(text.lower()):
-        if compiled.is_cjk.match(token):
+    is_cjk = pattern("is_cjk").match
+    for token in pattern("token").findall(text.lower()):
+        if is_cjk(token):
             found += bigrams(token)
         else:
             found.append(token)
@@ -102,9 +101,9 @@ def terms(text: str) -> list[str]:
     """The terms the lexical route indexes and looks for: NFKC-normalised, case-folded words
     without stop words, each folded (`fold`); CJK runs as overlapping character bigrams."""
     found: list[str] = []
-    compiled = patterns()
-    for token in compiled.word.findall(normal(text)):
-        if compiled.is_cjk.match(token):
+    is_cjk = pattern("is_cjk").match
+    for token in pattern("word").findall(normal(text)):
+        if is_cjk(token):
             found += bigrams(token)
         elif term := term_of(token):
             found.append(term)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from oryxtui.memory.recall.bm25 import K1, B, discriminates, idf
-from oryxtui.memory.tokens import bigrams, normal, patterns, term_of, terms
+from oryxtui.memory.tokens import bigrams, normal, pattern, term_of, terms
 
 
 class LexicalIndex:
@@ -32,10 +32,9 @@ class LexicalIndex:
         documents = array("q")
         number = vocabulary.setdefault
         document = 0
-        compiled = patterns()
-        is_cjk = compiled.is_cjk.match
+        is_cjk = pattern("is_cjk").match
         # one token at a time, never a list of them
-        for match in compiled.term_split.finditer(joined):
+        for match in pattern("term_split").finditer(joined):
             token = match.group()
             if token == "\n":
                 document += 1
