@@ -274,7 +274,7 @@ class DashboardScreen(Screen[None]):
     def _agents_listed(self, event: AgentsListed) -> None:
         agents = self.agent_list
         agents.list_agents(event.names, self.place.global_memory)
-        self._servers_changed()  # attached: each server's state, which share one database
+        self._servers_changed()
         self._counts_wanted = True  # once the selected agent is on screen
         if self.selected in agents.order:
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
@@ -358,7 +358,8 @@ class DashboardScreen(Screen[None]):
 
     @on(ServersChanged)
     def _servers_changed(self) -> None:
-        self.agent_list.mark_servers(*self.place.servers())
+        if (servers := self.place.servers())[0]:  # attached: their states, shared databases
+            self.agent_list.mark_servers(*servers)
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
@@ -398,8 +399,7 @@ class DashboardScreen(Screen[None]):
         if event.key != "escape" or focused is None:
             return
         if self.chat_pane in focused.ancestors_with_self:
-            # The input, or the log that holds the focus while a turn runs (the input is
-            # disabled then): back to the panes either way.
+            # The input, or the log holding the focus while a turn runs: back to the panes.
             event.stop()
             self.memory_view.focus_entries()
         elif self.has_class("narrow", "side-open"):
