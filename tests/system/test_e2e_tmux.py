@@ -211,15 +211,16 @@ def focus_archival(terminal: Terminal) -> None:
     """Tab to the archival pane (the focused pane's border is heavy): the entry keys act on
     the focused pane, and the footer then shows them."""
 
-    def focused() -> str:
-        return next((line for line in terminal.screen().splitlines() if "┏━" in line), "")
+    def focused() -> str:  # the focused pane's title: the one drawn with a heavy border
+        line = next((line for line in terminal.screen().splitlines() if "┏━" in line), "")
+        return line.split("┏━", 1)[1].split()[0] if "┏━" in line else ""
 
     for _ in range(6):
         now = focused()
-        if "┏━ Archival" in now:
+        if now == "Archival":
             break
-        terminal.keys("Tab")
-        terminal.wait(lambda now=now: focused() != now, "the focus to move", timeout=10)
+        terminal.keys("Tab")  # then wait until another pane has the border, not any redraw
+        terminal.wait(lambda now=now: focused() not in ("", now), "the focus to move", timeout=10)
     terminal.wait(lambda: "┏━ Archival" in terminal.screen(), "the archival pane's focus")
     terminal.wait(lambda: "i Edit" in terminal.screen().splitlines()[-1], "the entry keys")
 
