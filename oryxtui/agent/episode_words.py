@@ -57,9 +57,14 @@ _COUNTING_SOLE = {
 }
 
 
-def episode_terms(text: str) -> tuple[str, int]:
-    """An episode's text as its terms are stored: space-separated, and how many."""
-    found = [term[:TERM_CHARS] for term in terms(text)]
+def episode_text(user: str, reply: str, tools: str) -> str:
+    """What the routes read of an episode: the user's message, the reply, the tools called."""
+    return f"{user}\n{reply}\n{tools}"
+
+
+def episode_terms(user: str, reply: str, tools: str) -> tuple[str, int]:
+    """An episode's terms as they are stored: space-separated, and how many."""
+    found = [term[:TERM_CHARS] for term in terms(episode_text(user, reply, tools))]
     return " ".join(found), len(found)
 
 
@@ -92,9 +97,9 @@ class EpisodeWords:
             if not rows:
                 return filled
             updates = []
-            for row_id, user, reply, tools in rows:
-                parts = [part for part in (user, reply, tools) if isinstance(part, str)]
-                updates.append((*episode_terms("\n".join(parts)), row_id))
+            for row_id, *parts in rows:
+                user, reply, tools = (part if isinstance(part, str) else "" for part in parts)
+                updates.append((*episode_terms(user, reply, tools), row_id))
             with self.database.errors(), database.write_transaction(connection):
                 connection.executemany(
                     "UPDATE episodes SET terms = ?, term_count = ? WHERE id = ? AND terms IS NULL",

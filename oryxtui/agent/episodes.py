@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxtui import database, notices
-from oryxtui.agent.episode_words import EpisodeWords, episode_terms
+from oryxtui.agent.episode_words import EpisodeWords, episode_terms, episode_text
 from oryxtui.agent.messages import Message, parse_messages
 from oryxtui.agent.sessions import GLOBAL_PROFILE, Conversations, Session
 from oryxtui.config import Settings
@@ -47,7 +47,7 @@ class Episode:
     @property
     def text(self) -> str:
         """What the lexical route reads."""
-        return f"{self.user}\n{self.reply}\n{' '.join(self.tools)}"
+        return episode_text(self.user, self.reply, " ".join(self.tools))
 
     def to_json(self, chars: int | None = None) -> dict[str, Any]:
         """The episode; with `chars`, the user's message and the reply cut to that many."""
@@ -153,7 +153,7 @@ class EpisodeStore:
             rows = []
             for offset, (user, reply, tools) in enumerate(fresh):
                 user, reply = database.storable(user), database.storable(reply)
-                held, count = episode_terms(f"{user}\n{reply}\n{' '.join(tools)}")
+                held, count = episode_terms(user, reply, " ".join(tools))
                 turn = known + 1 + offset
                 row = (user, reply, " ".join(tools), stamp, held, count)
                 rows.append((session_id, turn, agent or GLOBAL_PROFILE, channel, *row))
@@ -183,7 +183,7 @@ class EpisodeStore:
         connection = self.database.connection()
         with self.database.errors():
             rows = connection.execute(sql, params).fetchall()
-        added = 0
+        added, taken = 0, []
         for session_id, profile, channel, active, version in rows:
             with self.database.errors():
                 found = connection.execute(
@@ -195,13 +195,14 @@ class EpisodeStore:
             when = time_text(active) if active else None
             added += self._store(session_id, _agent(profile), channel, messages, when)
             if version is not None:
-                with self.database.errors(), database.write_transaction(connection):
-                    connection.execute(
-                        "INSERT INTO episode_sources (session_id, last_active) VALUES (?, ?)"
-                        " ON CONFLICT (session_id)"
-                        " DO UPDATE SET last_active = excluded.last_active",
-                        (session_id, version),
-                    )
+                taken.append((session_id, version))
+        if taken:  # one transaction for them all (one killed before it: they are read again)
+            with self.database.errors(), database.write_transaction(connection):
+                connection.executemany(
+                    "INSERT INTO episode_sources (session_id, last_active) VALUES (?, ?)"
+                    " ON CONFLICT (session_id) DO UPDATE SET last_active = excluded.last_active",
+                    taken,
+                )
         return added
 
     def drop_vectors(self, agent: str | None) -> int:
