@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,9 +42,11 @@ def service(workspace: Workspace) -> MemoryService:
 def terminal() -> Iterator[Terminal]:
     """A tmux server of the test's own (the end-to-end tests run the real dashboard in it)."""
     assert shutil.which("tmux"), "tmux is needed for this test (.ci/run installs it)"
-    term = Terminal(f"oryxtui-e2e-{os.getpid()}-{id(object())}")
+    folder = Path(tempfile.mkdtemp(prefix="oryxtui-tmux-"))  # short: a socket path is <108 bytes
+    term = Terminal(str(folder / "socket"))
     yield term
     term.tmux("kill-server")
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
