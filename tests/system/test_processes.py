@@ -179,6 +179,9 @@ def test_two_processes_steering_beside_an_outside_writer_lose_nothing(
     mode = "sqlite-steer" if backend == "sqlite" else "steer"
     writers = [_worker(mode, str(workspace.root), "shared", f"p{n}", "30") for n in range(2)]
     outside = [f"outside-{n:03d}" for n in range(40)]
+    # Lines written into a file a save had switched out between the writer's open and its
+    # write: no program that ignores the lock can be protected there (docs/reliability.md).
+    raced: set[str] = set()
     for index, text in enumerate(outside):
         line = f"- [2026-07-22 10:{index // 60:02d}:{index % 60:02d}] {text}"
         if backend == "markdown":  # as `echo >> MEMORY.md`: no lock, one write
@@ -187,6 +190,8 @@ def test_two_processes_steering_beside_an_outside_writer_lose_nothing(
             else:
                 descriptor = os.open(memory_file, os.O_WRONLY | os.O_APPEND)
                 os.write(descriptor, f"{line}\n".encode())
+                if os.fstat(descriptor).st_ino != os.stat(memory_file).st_ino:
+                    raced.add(text)  # written into the file a save displaced
                 os.close(descriptor)
         else:  # upstream OryxOS inserting rows
             with sqlite3.connect(workspace.db_path, timeout=30) as db:
@@ -202,7 +207,10 @@ def test_two_processes_steering_beside_an_outside_writer_lose_nothing(
     present = [e.content for e in snapshot.archival]
     kept = {f"p{n}-{s:05d}" for n in range(2) for s in range(0, 30, 3)}
     edited = {f"p{n}-{s:05d} edited" for n in range(2) for s in range(1, 30, 3)}
-    assert sorted(present) == sorted([*kept, *edited, *outside])
+    # Every outside line is there but those written into a displaced file (which may be).
+    assert set(present) - set(outside) == kept | edited and len(present) == len(set(present))
+    assert set(outside) - raced <= set(present)
+    outside = [text for text in outside if text in present]
     assert service.lost("shared") == []
 
     history = service.history("shared")[::-1]  # oldest first
