@@ -22,12 +22,12 @@ def dashboard_commands(screen: DashboardScreen) -> list[Command]:
             (
                 "Restore lost entries",
                 "Put back what an outside edit removed (R)",
-                screen.action_restore,
+                partial(screen.action_steer, "restore"),
             ),
             (
                 "Accept the removal",
                 "The outside edit meant it: stop reporting those entries (A)",
-                screen.action_accept,
+                partial(screen.action_steer, "accept"),
             ),
         ]
     commands = [_labelled(screen, command) for command in commands]
@@ -47,7 +47,9 @@ def _memory_commands(screen: DashboardScreen) -> list[Command]:
         ("Recall", "Search the archival memory (r)", screen.action_recall),
     ]
     if screen.memory_view.memory_file is not None:
-        commands.append(("Edit MEMORY.md", "Open it in $EDITOR (e)", screen.action_edit))
+        commands.append(
+            ("Edit MEMORY.md", "Open it in $EDITOR (e)", partial(screen.action_steer, "edit_file"))
+        )
     return [
         *commands,
         ("Filter archival", "Narrow the archival pane (/)", screen.action_filter),
@@ -67,19 +69,21 @@ def _entry_commands(screen: DashboardScreen) -> list[Command]:
             (
                 "Edit the entry",
                 "Change the text of the entry at the cursor (i)",
-                screen.action_edit_entry,
+                partial(screen.action_steer, "edit_entry"),
             ),
-            ("Move the entry", f"To {other} (m)", screen.action_move_entry),
+            ("Move the entry", f"To {other} (m)", partial(screen.action_steer, "move_entry")),
             (
                 "Delete the entry",
                 "Remove the entry at the cursor, after asking (x)",
-                screen.action_delete_entry,
+                partial(screen.action_steer, "delete_entry"),
             ),
         ]
     shown = view.shown.snapshot if view.shown is not None else None
     if shown is not None and (shown.core_duplicates or shown.archival_duplicates):
         why = "Those with the words of an older one; the oldest stays (D)"
-        commands.append(("Remove repeated entries", why, screen.action_remove_duplicates))
+        commands.append(
+            ("Remove repeated entries", why, partial(screen.action_steer, "remove_duplicates"))
+        )
     return commands
 
 
@@ -107,7 +111,10 @@ def _labelled(screen: DashboardScreen, command: Command) -> Command:
     """A change the memory shown does not allow is offered with why as its help (choosing it
     says so too, and changes nothing)."""
     title, _, run = command
-    action = getattr(run, "__name__", "").removeprefix("action_")
+    if isinstance(run, partial) and run.func.__name__ == "action_steer":
+        action = str(run.args[0])  # a change to the memory shown, by its name
+    else:
+        action = getattr(run, "__name__", "").removeprefix("action_")
     why = screen.refusal(action)
     return (f"{title} (not allowed)", why, run) if why else command
 

@@ -4,14 +4,15 @@ each pane owns what it shows."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from operator import methodcaller
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
+from textual.actions import parse
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -19,7 +20,6 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.widgets import Footer, Header, TabbedContent, TabPane
-from textual.worker import get_current_worker
 
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
@@ -43,14 +43,12 @@ from oryxtui.tui.messages import (
 from oryxtui.tui.overview import (
     UNSELECTED,
     AgentMemory,
-    AgentSummary,
     Selection,
     Unselected,
-    load_agent,
-    take_census,
 )
 from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
 from oryxtui.tui.screens.change_entry import ConfirmScreen
+from oryxtui.tui.screens.reading import Reading
 from oryxtui.tui.text import tell
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
@@ -65,8 +63,17 @@ if TYPE_CHECKING:
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SMALL_WIDTH = 100  # below this, a narrower agent list
 SIDE_WIDTHS = (30, 42, 55, 70)  # the chat/prompt column, in % of the width ([ and ] step)
-FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
 # The actions that change the memory shown, with what each is called in a refusal, and keys.
+# What `steer` does to the memory view, by name (the entry keys, R, A and e).
+STEERS = {
+    "edit_entry": methodcaller("edit_entry"),
+    "move_entry": methodcaller("move_entry"),
+    "delete_entry": methodcaller("delete_entry"),
+    "remove_duplicates": methodcaller("remove_duplicates"),
+    "restore": methodcaller("settle_lost", accept=False),
+    "accept": methodcaller("settle_lost", accept=True),
+    "edit_file": methodcaller("edit_file"),
+}
 CHANGES = {
     "save_entry": "saving",
     "edit_entry": "editing an entry",
@@ -102,7 +109,7 @@ class DashboardScreen(Screen[None]):
         Binding("q", "app.quit", "Quit", id="quit"),
         Binding("s", "save_entry", "Save", id="save"),
         Binding("r", "recall", "Recall", id="recall"),
-        Binding("e", "edit", "File", id="edit"),
+        Binding("e", "steer('edit_file')", "File", id="edit"),
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("c", "chat", "Chat", id="chat"),
         Binding("p", "prompt", "Prompt", id="prompt"),
@@ -110,8 +117,8 @@ class DashboardScreen(Screen[None]):
         Binding(
             "shift+tab", "app.focus_previous", "Previous pane", id="focus-previous", show=False
         ),
-        Binding("R", "restore", "Restore lost", id="restore"),
-        Binding("A", "accept", "Accept removal", id="accept"),
+        Binding("R", "steer('restore')", "Restore lost", id="restore"),
+        Binding("A", "steer('accept')", "Accept removal", id="accept"),
         Binding("h", "history", "History", id="history"),
         Binding("g", "consolidate", "Digest", id="consolidate"),
         Binding("S", "sessions", "Sessions", id="sessions"),
@@ -142,9 +149,10 @@ class DashboardScreen(Screen[None]):
         self.agent_loop = agent_loop
         self.user = user
         self.clock = clock
-        self.pacer = ReloadPacer(self._load, self.set_timer, clock)
+        self.reading = Reading(self)
+        self.pacer = ReloadPacer(self.reading.load, self.set_timer, clock)
         self._counts_wanted = False  # the other agents' counts, after the selected agent's
-        self.census = CensusThrottle(self._take_census, self.set_timer, clock)
+        self.census = CensusThrottle(self.reading.take_census, self.set_timer, clock)
         self.index_status: dict[AgentName, IndexStatus] = {}  # from the live index
         self.side_width = 42
         # What the views opened over the dashboard follow (the history view reads again).
@@ -154,20 +162,20 @@ class DashboardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="body"):
-            agents = AgentList(self.clock, self._summary_of, id="agents")
-            agents.data_bind(DashboardScreen.selected)
-            agents.border_title = "Agents"
-            yield agents
-            yield MemoryView(self.place, id="main")
+            self.agent_list = AgentList(self.clock, self.reading.summary_of, id="agents")
+            self.agent_list.data_bind(DashboardScreen.selected)
+            self.agent_list.border_title = "Agents"
+            yield self.agent_list
+            self.memory_view = MemoryView(self.place, id="main")
+            yield self.memory_view
             with TabbedContent(id="side", initial="chat-tab"):
                 with TabPane("Chat", id="chat-tab"):
-                    yield ChatPane(self.agent_loop, self.user, id="chat").data_bind(
-                        agent=DashboardScreen.shown
-                    )
+                    self.chat_pane = ChatPane(self.agent_loop, self.user, id="chat")
+                    yield self.chat_pane.data_bind(agent=DashboardScreen.shown)
                 with TabPane("Prompt", id="prompt-tab"):
-                    yield PromptPane(
-                        self.agent_loop, self.user, self.settings.llm.context_window, id="prompt"
-                    ).data_bind(agent=DashboardScreen.shown)
+                    window = self.settings.llm.context_window
+                    self.prompt_pane = PromptPane(self.agent_loop, self.user, window, id="prompt")
+                    yield self.prompt_pane.data_bind(agent=DashboardScreen.shown)
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -176,97 +184,14 @@ class DashboardScreen(Screen[None]):
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
         if not self.place.nearby:
-            self._list_agents()  # over the network: the first frame does not wait for it
+            self.reading.list_agents()  # over the network: the first frame does not wait for it
             return
         # The first frame already shows the first agent: see `_load`.
         self._agents_listed(AgentsListed(self.place.list_agents()))
         if self.service.watch is Watch.NOTIFY:
-            self._list_agents()  # and then those only the shared database has memory of
-
-    @property
-    def agent_list(self) -> AgentList:
-        return self.query_one(AgentList)
-
-    @property
-    def memory_view(self) -> MemoryView:
-        return self.query_one(MemoryView)
-
-    @property
-    def chat_pane(self) -> ChatPane:
-        return self.query_one(ChatPane)
-
-    @property
-    def prompt_pane(self) -> PromptPane:
-        return self.query_one(PromptPane)
+            self.reading.list_agents()  # and then those only the shared database has memory of
 
     # Workers: they read disk and post what they found; they never touch widgets -----------------
-
-    @property
-    def newest_bytes(self) -> int:
-        return int(self.settings.tui.large_file_mb * (1 << 20))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="agents")
-    def _list_agents(self) -> None:
-        """The workspace's agents, and those a shared database has memory of."""
-        try:
-            # Attached servers list theirs grouped by server, in the servers' order.
-            names = self.place.known_agents()
-        except OryxError:
-            names = self.place.list_agents()  # the database's: said when their memory is read
-        self.post_message(AgentsListed(names))
-
-    def _load(self, agent: AgentName) -> None:
-        local = self.service.watch is not Watch.POLL and self.place.nearby
-        if isinstance(self.shown, Unselected) and local:
-            # Nothing is on screen yet and the memory is local: read it now, before the first
-            # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
-            # (then it is read in a worker, like every later read, and this cost a few ms).
-            first = min(self.newest_bytes, FIRST_READ_BYTES)
-            memory = self._read_agent(agent, first)
-            snapshot = memory.snapshot
-            if snapshot is None or snapshot.partial is None or first == self.newest_bytes:
-                self._agent_loaded(AgentLoaded(memory))
-                return
-            # A big file: the first frame (without it) is drawn before the read competes.
-            self.call_after_refresh(self._read_behind, agent)
-            return
-        self._read_behind(agent)
-
-    def _read_behind(self, agent: AgentName) -> None:
-        self.run_worker(
-            partial(self._read_in_worker, agent), group="load", thread=True, exit_on_error=False
-        )
-
-    def _read_in_worker(self, agent: AgentName) -> None:
-        # What another program changed goes into the history now, while it is known who
-        # did not make it (a read-only workspace only goes without).
-        with contextlib.suppress(OryxError):
-            self.service.reconcile(agent)
-        self.post_message(AgentLoaded(self._read_agent(agent, self.newest_bytes)))
-
-    def _read_agent(self, agent: AgentName, newest_bytes: int) -> AgentMemory:
-        try:
-            return load_agent(self.place, agent, newest_bytes, census=False)
-        except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
-            return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
-
-    def _summary_of(self, agent: AgentName) -> AgentSummary:
-        return load_agent(self.place, agent, self.newest_bytes).summary
-
-    def _take_census(self, agent: AgentName) -> None:
-        self.run_worker(
-            partial(self._count_all, agent),
-            group=f"census-{agent}",
-            exclusive=True,
-            thread=True,
-            exit_on_error=False,
-        )
-
-    def _count_all(self, agent: AgentName) -> None:
-        """Count every entry of a big file the dashboard shows only the newest of."""
-        archival_count, lost_count = take_census(self.service, agent)
-        if not get_current_worker().is_cancelled:
-            self.post_message(CensusTaken(agent, archival_count, lost_count))
 
     # What the workers and the watcher report ---------------------------------------------------
 
@@ -293,7 +218,7 @@ class DashboardScreen(Screen[None]):
         self.selected = event.agent
 
     @on(AgentLoaded)
-    def _agent_loaded(self, event: AgentLoaded) -> None:
+    def agent_loaded(self, event: AgentLoaded) -> None:
         memory = event.memory
         agent = memory.summary.name
         self.pacer.finished(agent)
@@ -310,8 +235,8 @@ class DashboardScreen(Screen[None]):
         if agent == self.selected:
             memory = self.memory_view.show(memory)
             self.refresh_bindings()  # restore and accept show only while something is lost
-            if self.shown == agent:
-                self.prompt_pane.rebuild()  # the memory changed
+            if self.shown == agent:  # the memory changed; a server's prompt when seen
+                self.prompt_pane.rebuild(lazily=not self.place.nearby)
             else:
                 self.shown = agent  # chat and prompt follow, bound
                 self.memory_view.archival.show_index(self.index_status.get(agent))
@@ -344,7 +269,7 @@ class DashboardScreen(Screen[None]):
         if event.agent in self.agent_list.summaries:
             self.pacer.request(event.agent)
         elif self.service.watch is Watch.NOTIFY:
-            self._list_agents()  # an agent new to the shared database
+            self.reading.list_agents()  # an agent new to the shared database
         self.changes.publish(Changed(event.agent))
 
     @on(StoreChanged)
@@ -354,7 +279,7 @@ class DashboardScreen(Screen[None]):
 
     @on(AgentsChanged)
     def _agents_changed(self) -> None:
-        self._list_agents()
+        self.reading.list_agents()
 
     @on(ServersChanged)
     def _servers_changed(self) -> None:
@@ -391,8 +316,8 @@ class DashboardScreen(Screen[None]):
         whose change is dimmed (not allowed here) still answers: with why."""
         active = self.active_bindings.get(event.key)  # as bound now ([tui.keymap] included)
         if active is not None and not active.enabled:
-            action = active.binding.action.removeprefix("screen.")
-            if self.refused(action):
+            _, action, parameters = parse(active.binding.action)
+            if self.refused(str(parameters[0]) if action == "steer" and parameters else action):
                 event.stop()
                 return
         focused = self.focused
@@ -599,7 +524,7 @@ class DashboardScreen(Screen[None]):
             return
         self._to_reveal = found
         if found.agent != self.shown:
-            self.select(found.agent)  # its memory comes in a worker: see `_agent_loaded`
+            self.select(found.agent)  # its memory comes in a worker: see `agent_loaded`
         else:
             self._reveal_now()
 
@@ -610,20 +535,10 @@ class DashboardScreen(Screen[None]):
 
     # Steering: the memory view changes what it shows; the keys are the screen's -------------
 
-    def action_edit_entry(self) -> None:
-        if not self.refused("edit_entry"):
-            self.memory_view.edit_entry()
-
-    def action_delete_entry(self) -> None:
-        if not self.refused("delete_entry"):
-            self.memory_view.delete_entry()
-
-    def action_move_entry(self) -> None:
-        if not self.refused("move_entry"):
-            self.memory_view.move_entry()
-
-    def action_remove_duplicates(self) -> None:
-        self.memory_view.remove_duplicates()
+    def action_steer(self, what: str) -> None:
+        """A change to the memory shown (`what`: a key of STEERS), unless it is refused."""
+        if not self.refused(what):
+            STEERS[what](self.memory_view)
 
     def action_entry_origin(self) -> None:
         """Who wrote the entry at the cursor; an agent's: its turn, in the sessions view."""
@@ -656,22 +571,14 @@ class DashboardScreen(Screen[None]):
             said = f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
         tell(self, said, title="Origin")
 
-    def action_restore(self) -> None:
-        self.memory_view.settle_lost(accept=False)
-
-    def action_accept(self) -> None:
-        self.memory_view.settle_lost(accept=True)
-
-    def action_edit(self) -> None:
-        self.memory_view.edit_file()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Restore and accept are in the footer only while something is lost (False: not
         shown); what the memory shown cannot take (a read-only key) is there, dimmed (None:
         shown, not run — its key still says why, see `on_key`)."""
-        if action in ("restore", "accept") and not self.memory_view.lost_count:
+        what = str(parameters[0]) if action == "steer" and parameters else action
+        if what in ("restore", "accept") and not self.memory_view.lost_count:
             return False
-        return None if self.refusal(action) else True
+        return None if self.refusal(what) else True
 
     def refusal(self, action: str) -> str | None:
         """Why a change to the memory shown is not allowed (None: it is, or it is no change)."""

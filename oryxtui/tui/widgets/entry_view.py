@@ -54,10 +54,10 @@ class EntryView(ScrollView, can_focus=True):
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Newest", show=False),
         # The entry at the cursor: in the footer while a pane of entries has the focus.
-        Binding("i", "screen.edit_entry", "Edit", id="edit-entry"),
-        Binding("m", "screen.move_entry", "Move", id="move"),
-        Binding("x", "screen.delete_entry", "Delete", id="delete"),
-        Binding("D", "screen.remove_duplicates", "Repeats", id="duplicates"),
+        Binding("i", "screen.steer('edit_entry')", "Edit", id="edit-entry"),
+        Binding("m", "screen.steer('move_entry')", "Move", id="move"),
+        Binding("x", "screen.steer('delete_entry')", "Delete", id="delete"),
+        Binding("D", "screen.steer('remove_duplicates')", "Repeats", id="duplicates"),
         Binding("o", "screen.entry_origin", "Origin", id="origin"),
     ]
 

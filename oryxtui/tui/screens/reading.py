@@ -1,0 +1,103 @@
+"""What the dashboard reads, and how: its agents, an agent's memory (the first one before the
+first frame when it is local and small, every other read in a worker) and a big file's census.
+The workers post what they found to the screen; they never touch widgets."""
+
+from __future__ import annotations
+
+import contextlib
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.worker import get_current_worker
+
+from oryxtui.errors import OryxError
+from oryxtui.memory.store import Watch
+from oryxtui.tui.messages import AgentLoaded, AgentsListed, CensusTaken
+from oryxtui.tui.overview import AgentMemory, AgentSummary, Unselected, load_agent, take_census
+from oryxtui.workspace import AgentName
+
+if TYPE_CHECKING:
+    from oryxtui.tui.screens.dashboard import DashboardScreen
+
+FIRST_READ_BYTES = 256 << 10  # of the first agent's memory, read before the first frame
+
+
+class Reading:
+    """The reads of one dashboard screen."""
+
+    def __init__(self, screen: DashboardScreen) -> None:
+        self.screen = screen
+        self.place = screen.place
+
+    @property
+    def newest_bytes(self) -> int:
+        return int(self.place.settings.tui.large_file_mb * (1 << 20))
+
+    def list_agents(self) -> None:
+        """The workspace's agents, and those a shared database has memory of (in a worker;
+        a newer listing replaces one under way)."""
+        self.screen.run_worker(
+            self._list_agents, group="agents", exclusive=True, thread=True, exit_on_error=False
+        )
+
+    def _list_agents(self) -> None:
+        try:
+            # Attached servers list theirs grouped by server, in the servers' order.
+            names = self.place.known_agents()
+        except OryxError:
+            names = self.place.list_agents()  # the database's: said when their memory is read
+        self.screen.post_message(AgentsListed(names))
+
+    def load(self, agent: AgentName) -> None:
+        screen = self.screen
+        local = self.place.memory.watch is not Watch.POLL and self.place.nearby
+        if isinstance(screen.shown, Unselected) and local:
+            # Nothing is on screen yet and the memory is local: read it now, before the first
+            # frame, so that frame is already usable; unless it is bigger than FIRST_READ_BYTES
+            # (then it is read in a worker, like every later read, and this cost a few ms).
+            first = min(self.newest_bytes, FIRST_READ_BYTES)
+            memory = self.read_agent(agent, first)
+            snapshot = memory.snapshot
+            if snapshot is None or snapshot.partial is None or first == self.newest_bytes:
+                screen.agent_loaded(AgentLoaded(memory))
+                return
+            # A big file: the first frame (without it) is drawn before the read competes.
+            screen.call_after_refresh(self.read_behind, agent)
+            return
+        self.read_behind(agent)
+
+    def read_behind(self, agent: AgentName) -> None:
+        self.screen.run_worker(
+            partial(self._read_in_worker, agent), group="load", thread=True, exit_on_error=False
+        )
+
+    def _read_in_worker(self, agent: AgentName) -> None:
+        # What another program changed goes into the history now, while it is known who
+        # did not make it (a read-only workspace only goes without).
+        with contextlib.suppress(OryxError):
+            self.place.memory.reconcile(agent)
+        self.screen.post_message(AgentLoaded(self.read_agent(agent, self.newest_bytes)))
+
+    def read_agent(self, agent: AgentName, newest_bytes: int) -> AgentMemory:
+        try:
+            return load_agent(self.place, agent, newest_bytes, census=False)
+        except Exception as exc:  # a bug: said on screen, never an agent stuck "loading"
+            return AgentMemory(AgentSummary(agent, error=f"Could not load: {exc!r}"), None)
+
+    def summary_of(self, agent: AgentName) -> AgentSummary:
+        return load_agent(self.place, agent, self.newest_bytes).summary
+
+    def take_census(self, agent: AgentName) -> None:
+        self.screen.run_worker(
+            partial(self._count_all, agent),
+            group=f"census-{agent}",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _count_all(self, agent: AgentName) -> None:
+        """Count every entry of a big file the dashboard shows only the newest of."""
+        archival_count, lost_count = take_census(self.place.memory, agent)
+        if not get_current_worker().is_cancelled:
+            self.screen.post_message(CensusTaken(agent, archival_count, lost_count))
