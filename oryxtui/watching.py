@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from oryxtui.memory.events import AgentsChange, DatabaseWritten, Event, Hello, MemoryChange
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, AgentName, Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
@@ -32,6 +33,17 @@ class WorkspaceChanges:
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now
     armed: bool = False  # the watch has (re)started: changes before it were not seen
+
+    def events(self) -> list[Event]:
+        """The batch as events: `Hello` when the watch (re)started, a `MemoryChange` per
+        agent (the global memory first), `AgentsChange`, `DatabaseWritten`."""
+        told: list[Event] = [Hello()] if self.armed else []
+        told += [MemoryChange(agent) for agent in sorted(self.memory, key=lambda a: a or "")]
+        if self.agents_changed:
+            told.append(AgentsChange())
+        if self.database:
+            told.append(DatabaseWritten())
+        return told
 
 
 def watched_folders(workspace: Workspace) -> list[Path]:

@@ -16,7 +16,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 
 from oryxtui import __version__
-from oryxtui.api import talk
+from oryxtui.api import about, talk
 from oryxtui.api.auth import Authenticator
 from oryxtui.api.events import EventLog
 from oryxtui.api.feed import EventFeed
@@ -30,7 +30,7 @@ from oryxtui.api.middleware import (
     gathering_notices,
     install_error_handlers,
 )
-from oryxtui.api.routes import events_router, router
+from oryxtui.api.routes import router
 from oryxtui.api.state import ApiState
 from oryxtui.api.streams import StreamSlots
 from oryxtui.api.streams import router as streams_router
@@ -130,7 +130,7 @@ def create_api(
         body_timeout=settings.api.body_timeout_seconds,
     )
     install_error_handlers(api, answers)
-    for routes in (router, events_router, streams_router, talk.router):
+    for routes in (router, about.router, streams_router, talk.router):
         api.include_router(routes)
     _serve_docs(api)
     return api

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from oryxtui.memory.events import Event, StoreState, to_json
+
 KEEP = 10_000
 INTERNAL = frozenset({"keys"})  # kinds the server tells itself, never a client
 EVERYONE = frozenset({"reset", "agents", "store"})  # kinds every stream is told, whatever its reach
@@ -27,7 +29,9 @@ _EVENT_ID = re.compile(r"([0-9a-f]{8})\.([0-9]{1,18})")
 
 
 @dataclass(frozen=True)
-class Event:
+class Logged:
+    """An event as the log holds it: its number, and what a client receives."""
+
     n: int
     data: dict[str, Any]  # kind, agent, … ; what the client receives as JSON
     json: str = field(default="", compare=False)  # `data` as JSON, made once for every stream
@@ -48,7 +52,7 @@ class EventLog:
 
     def __init__(self, keep: int = KEEP) -> None:
         self.stream = secrets.token_hex(4)
-        self._events: deque[Event] = deque(maxlen=keep)
+        self._events: deque[Logged] = deque(maxlen=keep)
         self._last = 0
         self._lock = threading.Lock()
         self._bells: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
@@ -60,7 +64,7 @@ class EventLog:
         """Tell every stream the shared database went out of reach, or came back."""
         if down != self.store_down:
             self.store_down = down
-            self.publish("store", state="down" if down else "up")
+            self.publish(StoreState(down))
 
     @property
     def last(self) -> int:
@@ -69,12 +73,12 @@ class EventLog:
     def id_of(self, n: int) -> str:
         return f"{self.stream}.{n}"
 
-    def publish(self, kind: str, **fields: Any) -> None:
-        data = {"kind": kind, **fields, "time": datetime.now().isoformat(timespec="milliseconds")}
+    def publish(self, event: Event) -> None:
+        data = to_json(event) | {"time": datetime.now().isoformat(timespec="milliseconds")}
         text = json.dumps(data, ensure_ascii=False)
         with self._lock:
             self._last += 1
-            self._events.append(Event(self._last, data, text))
+            self._events.append(Logged(self._last, data, text))
             loops = list(self._bells)
         for loop in loops:
             try:
@@ -104,7 +108,7 @@ class EventLog:
                 return None
         return n
 
-    def after(self, n: int) -> list[Event] | None:
+    def after(self, n: int) -> list[Logged] | None:
         """The events after n, or None when some of them are no longer held."""
         with self._lock:
             if n >= self._last:

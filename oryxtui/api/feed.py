@@ -15,30 +15,40 @@ from oryxtui.api.events import EventLog
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.events import (
+    AgentsChange,
+    DatabaseWritten,
+    Event,
+    IndexProgress,
+    KeysChange,
+    MemoryChange,
+    Reset,
+    SessionMoved,
+)
+from oryxtui.memory.format import Scope
 from oryxtui.memory.store import Listened, Recorded
 from oryxtui.workspace import Workspace
 
 log = logging.getLogger("oryxtui.api")
-Hint = tuple[str, str | None] | None  # (kind, agent); None: read everything again
 
 
 class Hints:
     """Hints waiting to be read, each once however often it was sent: handled in batches, a
-    beat apart; past `cap` waiting, one full re-read stands for the rest."""
+    beat apart; past `cap` waiting, one full re-read (`Reset`) stands for the rest."""
 
-    def __init__(self, handle: Callable[[Hint], None], beat: float = 0.05, cap: int = 256) -> None:
+    def __init__(self, handle: Callable[[Event], None], beat: float = 0.05, cap: int = 256) -> None:
         self.handle = handle
         self.beat = beat
         self.cap = cap
-        self._waiting: dict[Hint, None] = {}  # in arrival order, each once
+        self._waiting: dict[Event, None] = {}  # in arrival order, each once
         self._ready = threading.Condition()
 
-    def add(self, hint: Hint) -> None:
+    def add(self, hint: Event) -> None:
         with self._ready:
             if hint in self._waiting:
                 return
             if len(self._waiting) >= self.cap:
-                hint = None  # too many to read one by one: read everything once
+                hint = Reset()  # too many to read one by one: read everything once
                 self._waiting.clear()
             self._waiting[hint] = None
             self._ready.notify()
@@ -110,47 +120,44 @@ class EventFeed:
 
     def memory_changed(self, agent: str | None) -> None:
         """The agent's memory changed: one event per new history record (outside changes are
-        recorded first), or one `memory` event without a history."""
+        recorded first), the last with the memory's counts after it; or one plain event
+        without a history."""
         with self._lock:
             store = self.memory.store
             if not isinstance(store, Recorded):
-                self.events.publish("memory", agent=agent)
+                self.events.publish(MemoryChange(agent))
                 return
             try:
                 store.reconcile(agent)
-                records = store.changes(agent).records
+                log = store.changes(agent)
             except OryxError as exc:
-                self.events.publish("memory", agent=agent, problem=self.scrub(str(exc)))
+                self.events.publish(MemoryChange(agent, problem=self.scrub(str(exc))))
                 return
+            records = log.records
             seen = self._seen.get(agent, 0)
-            new = [record for record in records if record.n > seen]
+            new = [record for record in records if record.n > seen and record.shown]
             if records:
                 self._seen[agent] = max(seen, records[-1].n)
-            told = False
-            for record in new:
-                if not record.shown:
-                    continue
-                told = True
-                self.events.publish(
-                    "memory",
-                    agent=agent,
-                    change={
-                        "n": record.n,
-                        "op": record.op,
-                        "actor": record.actor,
-                        "session": record.session,
-                        "time": record.time,
-                        "added": len(record.after),
-                        "removed": len(record.before),
-                    },
+            memory = log.replay.memory
+            counts = (
+                None
+                if memory is None
+                else (
+                    len(memory[Scope.CORE]),
+                    len(memory[Scope.ARCHIVAL]),
                 )
-            if new and not told:  # only bookkeeping (a memory first seen): read it again
-                self.events.publish("memory", agent=agent)
+            )
+            for index, record in enumerate(new):
+                last = index == len(new) - 1
+                self.events.publish(MemoryChange(agent, record, counts if last else None))
+            if records and records[-1].n > seen and not new:
+                # Only bookkeeping (a memory first seen): read it again.
+                self.events.publish(MemoryChange(agent))
             # Nothing new in the history: the watcher saw the same change twice (an atomic
             # replace can arrive as two batches); it was told already.
 
     def agents_changed(self) -> None:
-        self.events.publish("agents")
+        self.events.publish(AgentsChange())
 
     def sessions_changed(self) -> None:
         """oryxos.db changed: a `session` event for each session that moved on since."""
@@ -163,7 +170,7 @@ class EventFeed:
             )
             for session, agent, when in rows:
                 self._sessions_seen = when
-                self.events.publish("session", agent=agent, session=session)
+                self.events.publish(SessionMoved(agent, session))
 
     def _latest_session_time(self) -> object:
         rows = self._sessions_database().query("SELECT max(last_active_at) FROM sessions")
@@ -180,9 +187,7 @@ class EventFeed:
         return self._database
 
     def index_changed(self, agent: str | None, status: Any = None) -> None:
-        self.events.publish(
-            "index", agent=agent, **({"status": status.to_json()} if status is not None else {})
-        )
+        self.events.publish(IndexProgress(agent, status.to_json() if status is not None else None))
 
     def index_hinted(self, agent: str | None) -> None:
         """Another process says it indexed the agent's entries: told if the index says so."""
@@ -200,7 +205,7 @@ class EventFeed:
         state = self._keys_state()
         if state != self._keys_seen:
             self._keys_seen = state
-            self.events.publish("keys")
+            self.events.publish(KeysChange())
 
     def _keys_state(self) -> str:
         from oryxtui.api.keys import KeyStore
@@ -218,12 +223,14 @@ class EventFeed:
         database = self.settings.database.url is None  # sessions (and sqlite memory) there
         sqlite_memory = self.memory.backend == "sqlite"
         async for changes in watch_workspace(self.workspace, 10, 30, database=database):
-            for agent in sorted(changes.memory, key=lambda a: a or ""):
-                await anyio.to_thread.run_sync(self.memory_changed, agent)
-            if changes.agents_changed:
-                self.agents_changed()
-            if changes.database:
-                await anyio.to_thread.run_sync(self._database_changed, sqlite_memory)
+            for event in changes.events():
+                match event:
+                    case MemoryChange(agent):
+                        await anyio.to_thread.run_sync(self.memory_changed, agent)
+                    case AgentsChange():
+                        self.agents_changed()
+                    case DatabaseWritten():
+                        await anyio.to_thread.run_sync(self._database_changed, sqlite_memory)
 
     def _database_changed(self, sqlite_memory: bool) -> None:
         try:
@@ -256,19 +263,18 @@ class EventFeed:
 
         store.listen(stopped, hints.add, lost)
 
-    def _follow(self, hint: Hint) -> None:
+    def _follow(self, hint: Event) -> None:
         """One hint, read again before anything is told."""
-        if hint is None:  # (re)connected, or too many hints: what happened is unknown
-            self.events.store(down=False)
-            self.events.publish("reset")
-            self.keys_changed()
-            return
-        kind, agent = hint
-        if kind == "memory":
-            self.memory_changed(agent)
-        elif kind == "session":
-            self.sessions_changed()
-        elif kind == "index":
-            self.index_hinted(agent)
-        elif kind == "keys":
-            self.keys_changed()
+        match hint:
+            case Reset():  # (re)connected, or too many hints: what happened is unknown
+                self.events.store(down=False)
+                self.events.publish(Reset())
+                self.keys_changed()
+            case MemoryChange(agent):
+                self.memory_changed(agent)
+            case SessionMoved():
+                self.sessions_changed()
+            case IndexProgress(agent):
+                self.index_hinted(agent)
+            case KeysChange():
+                self.keys_changed()

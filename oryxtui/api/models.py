@@ -121,9 +121,26 @@ class MemoryEntries(BaseModel):
         [], description="indexes of the archival entries oryxtui wrote as digests"
     )
     warning: str | None = Field(None, description="present when the file needs attention")
+    history: int | None = Field(
+        None,
+        description="the number of the newest change of the agent's history these entries "
+        "hold: a client that follows /events applies the changes after it (`memory` events "
+        "carry them) instead of reading the entries again",
+    )
+    window_chars: int | None = Field(
+        None,
+        description="the most characters of archival entries the memory block injects "
+        "(null: it injects them all)",
+    )
 
     @classmethod
-    def of(cls, snapshot: MemorySnapshot, warning: str | None) -> MemoryEntries:
+    def of(
+        cls,
+        snapshot: MemorySnapshot,
+        warning: str | None,
+        history: int | None = None,
+        window_chars: int | None = None,
+    ) -> MemoryEntries:
         fields: dict[str, Any] = {
             "agent": snapshot.agent,
             "backend": snapshot.backend,
@@ -134,6 +151,10 @@ class MemoryEntries(BaseModel):
         }
         if warning:
             fields["warning"] = warning
+        if history is not None:
+            fields["history"] = history
+        if window_chars is not None:
+            fields["window_chars"] = window_chars
         return cls.model_construct(**fields)
 
 

@@ -3,6 +3,7 @@ dependency, so a test can hand the app others; an unknown agent is a 404 before 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -30,7 +31,6 @@ from oryxtui.api.models import (
     ReviewBody,
     SaveBody,
     SavedEntry,
-    ServerInfo,
     envelope,
     saved_entry,
 )
@@ -42,7 +42,6 @@ from oryxtui.api.state import (
     runner_of,
     scrubber_of,
     settings_of,
-    state_of,
     workspace_of,
 )
 from oryxtui.api.waiting import AgentQueue
@@ -170,10 +169,18 @@ def memory_block(name: AgentName, memory: Memory) -> Response:
 
 @router.get("/{name}/memory/entries", response_model=Envelope[MemoryEntries])
 def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
-    """Every entry, and where the injected archival window starts."""
+    """Every entry, where the injected archival window starts, and the newest change they
+    hold (a client following /events applies later ones to them)."""
+    with contextlib.suppress(OryxError):  # a read-only workspace: shown as it is
+        memory.reconcile(name)  # an outside edit is recorded before it is shown
+    newest = memory.newest_change(name)
     snapshot = memory.snapshot(name)
     warning = scrub(snapshot.warning) if snapshot.warning else None
-    return answer(MemoryEntries.of(snapshot, warning))
+    # Only what the history says the entries hold: a change recorded meanwhile leaves it open.
+    history = newest if newest is not None and newest == memory.newest_change(name) else None
+    windowed = memory.store.windowed and snapshot.partial is None
+    window_chars = memory.archival_max_chars if windowed else None
+    return answer(MemoryEntries.of(snapshot, warning, history, window_chars))
 
 
 @router.post(
@@ -410,39 +417,3 @@ def answer(data: Any) -> Response:
     `response_model` documents it.)"""
     body = envelope(data, warnings=collected()).model_dump_json(exclude_unset=True)
     return Response(body, media_type="application/json")
-
-
-events_router = APIRouter(prefix="/api/v1", responses=_FAILURES)
-
-
-@events_router.get("/info", response_model=Envelope[ServerInfo])
-def info(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> Response:
-    """What this server is: its version, memory backend, how it recalls, and who is asking."""
-    from oryxtui import __version__
-
-    memory = state_of(request).memory
-    return answer(
-        ServerInfo(
-            version=__version__,
-            backend=memory.backend,
-            ranked=memory.ranked,
-            embeds=memory.embeds,
-            stream=state_of(request).events.stream,
-            caller=caller.name,
-            scope=caller.scope.label,
-            agents=list(caller.agents) if caller.agents is not None else None,
-            store=store_identity(memory),
-        )
-    )
-
-
-def store_identity(memory: MemoryService) -> str | None:
-    """Which shared database the memory is in (None: this server's own files or oryxos.db)."""
-    database = getattr(memory.store, "database", None)
-    identity = getattr(database, "identity", None)
-    if identity is None:
-        return None
-    try:
-        return str(identity())
-    except OryxError:
-        return None  # out of reach now: no grouping until it is back

@@ -16,12 +16,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from oryxtui.api.events import EVERYONE, INTERNAL, Event, EventLog
+from oryxtui.api.events import EVERYONE, INTERNAL, EventLog, Logged
 from oryxtui.api.keys import Caller
 from oryxtui.api.keys import Scope as KeyScope
 from oryxtui.api.routes import _FAILURES, caller_of, reaches
 from oryxtui.api.state import state_of
 from oryxtui.errors import TooManyRequests
+from oryxtui.memory.events import Hello, Reset, to_json
 
 if TYPE_CHECKING:
     from oryxtui.workspace import Workspace
@@ -145,13 +146,14 @@ async def _told(
     n = log.last if start is None else start
     yield "retry: 1000\n\n"
     if start is None:  # a new client, or one that cannot resume: from here on
-        first = {"kind": "reset" if asked else "hello", "stream": log.stream}
-        yield sse(log.id_of(n), first | ({"store": "down"} if log.store_down else {}))
+        down = log.store_down
+        first = Reset(store_down=down) if asked else Hello(store_down=down)
+        yield sse(log.id_of(n), to_json(first) | {"stream": log.stream})
     while True:
         told = log.after(n)
         if told is None:  # the client fell further behind than the log holds
             n = log.last
-            yield sse(log.id_of(n), {"kind": "reset", "stream": log.stream})
+            yield sse(log.id_of(n), to_json(Reset()) | {"stream": log.stream})
             continue
         check = False
         for event in told:
@@ -173,5 +175,5 @@ def sse(event_id: str, data: dict[str, Any]) -> str:
     return f"id: {event_id}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def told_as_sse(event_id: str, event: Event) -> str:
+def told_as_sse(event_id: str, event: Logged) -> str:
     return f"id: {event_id}\ndata: {event.json}\n\n"

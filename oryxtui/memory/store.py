@@ -13,6 +13,7 @@ from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.snapshot import Corpus, MemoryRead
 
 if TYPE_CHECKING:
+    from oryxtui.memory.events import Event
     from oryxtui.memory.history import Actor, Lines, Log, Record
 
 
@@ -144,12 +145,12 @@ class Listened(Protocol):
     def listen(
         self,
         stop: threading.Event,
-        heard: Callable[[tuple[str, str | None] | None], None],
+        heard: Callable[[Event], None],
         lost: Callable[[str], None],
     ) -> None:
-        """Until `stop`: `heard((kind, agent))` for what others changed (`memory`, `session`,
-        `index`), `heard(None)` when everything must be read again; `lost(sentence)` when
-        announcements stopped."""
+        """Until `stop`: `heard(event)` for what others changed (a `MemoryChange`,
+        `SessionMoved`, `IndexProgress`, `KeysChange`…), `heard(Reset())` when everything must
+        be read again; `lost(sentence)` when announcements stopped."""
         ...
 
 

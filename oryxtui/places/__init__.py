@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from oryxtui.agent.loop import AgentLoop
     from oryxtui.config import Settings
     from oryxtui.memory.service import MemoryService
-    from oryxtui.remote.fleet import FleetEpisodes, FleetLoop, FleetMemory
+    from oryxtui.remote.fleet_loop import FleetEpisodes, FleetLoop
+    from oryxtui.remote.fleet_memory import FleetMemory
     from oryxtui.remote.memory import RemoteMemory
     from oryxtui.remote.talk import RemoteEpisodes, RemoteLoop
 

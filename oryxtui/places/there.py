@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
     from oryxtui.memory.store import Listened
     from oryxtui.remote.client import Server
-    from oryxtui.remote.fleet import Fleet, FleetEpisodes, FleetLoop, FleetMemory
+    from oryxtui.remote.fleet import Fleet
+    from oryxtui.remote.fleet_loop import FleetEpisodes, FleetLoop
+    from oryxtui.remote.fleet_memory import FleetMemory
     from oryxtui.remote.memory import RemoteMemory
     from oryxtui.remote.place import RemoteWorkspace
     from oryxtui.remote.talk import RemoteEpisodes, RemoteLoop

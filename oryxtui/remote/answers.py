@@ -4,9 +4,8 @@ traceback."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from oryxtui import notices
+from oryxtui.memory.events import told_entry
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import (
@@ -18,46 +17,12 @@ from oryxtui.memory.recall.results import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteEntry(MemoryEntry):
-    """An entry as the server addresses it: its id is the server's (the line is rebuilt from
-    the time and the content, which a hand-written line may not match byte for byte)."""
-
-    given_id: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.given_id
-
-
 def text_of(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def entry_of(item: object, scope: Scope | None = None) -> MemoryEntry | None:
-    """An entry from the API's JSON, or None for one that is not what the API documents."""
-    if not isinstance(item, dict):
-        return None
-    content, entry_id, time = (
-        text_of(item.get("content")),
-        text_of(item.get("id")),
-        item.get("time"),
-    )
-    if scope is None:
-        try:
-            scope = Scope(str(item.get("scope")))
-        except ValueError:
-            return None
-    if content is None or not entry_id or (time is not None and not isinstance(time, str)):
-        return None
-    if "\n" in content or (time is not None and "\n" in time):
-        return None  # no line break in an entry: it could not be a line of the memory
-    line = f"- [{time}] {content}" if time else f"- {content}"
-    return RemoteEntry(scope, time, content, line, entry_id)
-
-
 def entries_of(items: object, scope: Scope | None, where: str) -> list[MemoryEntry]:
-    found = [entry_of(item, scope) for item in items] if isinstance(items, list) else []
+    found = [told_entry(item, scope) for item in items] if isinstance(items, list) else []
     good = [entry for entry in found if entry is not None]
     notices.skipped(len(found) - len(good), "entry", where)
     return good
@@ -107,7 +72,7 @@ def recall_of(data: object, keyword: str) -> Recall:
     hits = []
     items = data.get("hits") if isinstance(data.get("hits"), list) else []
     for item in items:  # type: ignore[union-attr]
-        entry = entry_of(item, Scope.ARCHIVAL)
+        entry = told_entry(item, Scope.ARCHIVAL)
         if entry is None:
             notices.skipped(1, "recall hit", "the server's answer")
             continue

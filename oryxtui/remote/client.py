@@ -120,6 +120,9 @@ class Server:
         self.key = key
         self._streams: set[httpx.Response] = set()  # open now, closed by `interrupt`
         self.answered = False  # it has answered once: losing it now is its going away
+        # Bytes received: in answers, and on event streams (what a dashboard costs a link).
+        self.received = 0
+        self.streamed = 0
 
     def close(self) -> None:
         self.interrupt()
@@ -179,6 +182,7 @@ class Server:
         try:
             for chunk in response.iter_bytes():
                 size += len(chunk)
+                self.received += len(chunk)
                 if size > MAX_ANSWER_BYTES:
                     raise self._too_much()
                 if time.monotonic() > deadline:
@@ -268,6 +272,7 @@ class Server:
         growing without bound."""
         pending = b""
         for chunk in response.iter_bytes():
+            self.streamed += len(chunk)
             pending += chunk
             while True:
                 cut = min(

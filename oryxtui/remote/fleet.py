@@ -10,56 +10,41 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from oryxtui import notices
 from oryxtui.errors import Forbidden, OryxError, Unauthenticated, UsageError
-from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser
-from oryxtui.memory.format import MemoryEntry, Scope
-from oryxtui.memory.history.records import Record
-from oryxtui.memory.recall.results import Recall, recall_across
-from oryxtui.memory.snapshot import MemorySnapshot
-from oryxtui.memory.store import Watch
+from oryxtui.memory.events import (
+    AgentsChange,
+    Event,
+    Hello,
+    IndexProgress,
+    MemoryChange,
+    Reset,
+    ServerState,
+    SessionMoved,
+    StoreState,
+    from_json,
+)
 from oryxtui.remote.client import Server, events
-from oryxtui.remote.memory import RemoteMemory, RemoteStore
+from oryxtui.remote.copies import Copies
+from oryxtui.remote.fleet_loop import FleetLoop
+from oryxtui.remote.fleet_memory import FleetMemory
+from oryxtui.remote.names import qualified, split
 from oryxtui.remote.place import RemoteAgent, RemoteWorkspace
-from oryxtui.remote.talk import RemoteProvider
 
 if TYPE_CHECKING:
-    from oryxtui.agent.episodes import Episode
-    from oryxtui.agent.loop import LoopEvent
-    from oryxtui.agent.prompt import Prompt
-    from oryxtui.agent.sessions import Session
+    pass
 
-SEP = "@"
 RECONNECTING = "reconnecting…"
 REFUSED = "key refused"
 STORE_DOWN = "its database is out of reach"
 BACKOFF_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 READ_TIMEOUT_SECONDS = 60.0  # 4 heartbeats: a server gone without a word is noticed by then
 
-Heard = Callable[[tuple[str, str | None] | None], None]
-
-
-def qualified(server: str, agent: str | None) -> str:
-    return f"{agent or ''}{SEP}{server}"
-
-
-def split(name: str | None) -> tuple[str, str | None]:
-    """`agent@server` → (server, agent); `@server` → (server, None)."""
-    if name is None or SEP not in name:
-        raise UsageError(f"{name!r} names no agent of an attached server.")
-    agent, _, server = name.rpartition(SEP)
-    return server, agent or None
-
-
-def shown_name(name: str | None) -> str | None:
-    """What the sidebar shows of a qualified name: the agent (None: a global memory)."""
-    if name is None or SEP not in name:
-        return name
-    return split(name)[1]
+Heard = Callable[[Event], None]
 
 
 class Fleet:
@@ -147,6 +132,7 @@ class Fleet:
         self, server: str, stop: threading.Event, heard: Heard, lost: Callable[[str], None]
     ) -> None:
         place = self.places[server]
+        copies = place.memory.copies = Copies()  # kept current by this stream's changes
         last_id: str | None = None
         failures = 0
         while not stop.is_set():
@@ -167,6 +153,7 @@ class Fleet:
             except (OryxError, OSError) as exc:
                 if stop.is_set():
                     return
+                copies.forget(every=True)  # changes may be missed: read what is shown again
                 refused = isinstance(exc, (Unauthenticated, Forbidden))
                 state = REFUSED if refused else RECONNECTING
                 if self.state[server] != state:
@@ -177,270 +164,40 @@ class Fleet:
 
     def _set_state(self, server: str, state: str | None, heard: Heard) -> None:
         self.state[server] = state
-        heard(("server", server))
+        heard(ServerState(server, state))
 
     def _tell(self, server: str, data: dict[str, Any], heard: Heard) -> None:
-        kind = data["kind"]
-        if kind in ("memory", "session", "index"):  # on a shared database: the copy shown
-            server = self.same_as.get(server, server)
-        agent = data.get("agent")
-        agent = agent if isinstance(agent, str) else None
-        if kind in ("memory", "session", "index"):
-            heard((kind, qualified(server, agent)))
-        elif kind == "agents":
-            heard(("agents", None))
-        elif kind == "store":  # the server's shared database went out of reach, or came back
-            down = data.get("state") == "down"
-            self._set_state(server, STORE_DOWN if down else None, heard)
-            if not down:
-                heard(None)
-        elif kind in ("reset", "hello"):
-            if data.get("store") == "down":
+        """One event of `server`'s stream, read as untrusted, told as the fleet's: agents by
+        qualified name; a memory change applied to the copy of that memory first."""
+        event = from_json(data)
+        if event is None:
+            notices.skipped(1, "event", f"the server {server}")
+            return
+        # On a shared database, the events of the copy shown (the first server named).
+        shown = self.same_as.get(server, server)
+        copies = self.places[shown].memory.copies
+        match event:
+            case MemoryChange(agent):
+                if copies is not None:
+                    copies.follow(event)
+                heard(replace(event, agent=qualified(shown, agent)))
+            case SessionMoved(agent) | IndexProgress(agent):
+                heard(replace(event, agent=qualified(shown, agent)))
+            case AgentsChange():
+                heard(event)
+            case StoreState(down):  # the server's shared database went out of reach, or back
+                self._set_state(server, STORE_DOWN if down else None, heard)
+                if not down:
+                    self._read_again(server, heard)
+            case Hello(store_down) if store_down:
                 self._set_state(server, STORE_DOWN, heard)
-            if kind == "reset":  # what happened since is not known: read everything again
-                heard(None)
+            case Reset(store_down):  # what happened since is not known: read everything again
+                if store_down:
+                    self._set_state(server, STORE_DOWN, heard)
+                self._read_again(server, heard)
 
-
-class FleetMemory:
-    """The memory of every attached server, by qualified name."""
-
-    watch = Watch.NOTIFY
-    engine = None
-    recall_setup = None
-    backend = "remote"
-    embeds = False
-
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
-        self.store = RemoteStore(fleet.listen)
-
-    def _on(self, name: str | None) -> tuple[RemoteMemory, str | None]:
-        server, agent = split(name)
-        return self.fleet.place(server).memory, agent
-
-    @property
-    def ranked(self) -> bool:
-        ranked = False
-        for place in self.fleet.places.values():
-            try:
-                ranked = ranked or place.memory.ranked
-            except OryxError:
-                continue
-        return ranked
-
-    def refusal(self, agent: str | None, doing: str) -> str | None:
-        memory, there = self._on(agent)
-        return memory.refusal(there, doing)
-
-    def stored_agents(self) -> list[str]:
-        return []
-
-    def snapshot(self, agent: str | None = None, newest_bytes: int | None = None) -> MemorySnapshot:
-        memory, there = self._on(agent)
-        return replace(memory.snapshot(there), agent=agent)
-
-    def build_context(self, agent: str | None = None) -> str:
-        memory, there = self._on(agent)
-        return memory.build_context(there)
-
-    def count_archival(self, agent: str | None = None) -> int:
-        return len(self.snapshot(agent).archival)
-
-    def lost(self, agent: str | None = None) -> list[MemoryEntry]:
-        return []
-
-    def reconcile(self, agent: str | None = None) -> list[Record]:
-        return []
-
-    def accept(self, agent: str | None = None) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.accept(there)
-
-    def restore(self, agent: str | None = None) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.restore(there)
-
-    def save(
-        self,
-        agent: str | None,
-        content: str,
-        scope: str | Scope | None = "archival",
-        op: str = "save",
-    ) -> MemoryEntry:
-        memory, there = self._on(agent)
-        return memory.save(there, content, scope, op)
-
-    def edit(self, agent: str | None, entry_id: str, content: str) -> MemoryEntry:
-        memory, there = self._on(agent)
-        return memory.edit(there, entry_id, content)
-
-    def move(self, agent: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
-        memory, there = self._on(agent)
-        return memory.move(there, entry_id, scope)
-
-    def change(
-        self,
-        agent: str | None,
-        entry_id: str,
-        content: str | None = None,
-        scope: str | Scope | None = None,
-    ) -> MemoryEntry:
-        memory, there = self._on(agent)
-        return memory.change(there, entry_id, content, scope)
-
-    def delete(self, agent: str | None, entry_id: str) -> MemoryEntry:
-        memory, there = self._on(agent)
-        return memory.delete(there, entry_id)
-
-    def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.remove_duplicates(there)
-
-    def consolidate(
-        self,
-        agent: str | None,
-        dry_run: bool = False,
-        summarise: Summariser | None = None,
-        method: str = EXTRACTIVE,
-        min_entries: int = 1,
-    ) -> Digest | None:
-        """A server writes its digests with its own summariser (the one given is not sent)."""
-        memory, there = self._on(agent)
-        return memory.consolidate(there, dry_run, None, method, min_entries)
-
-    def history(self, agent: str | None = None, since: datetime | None = None) -> list[Record]:
-        memory, there = self._on(agent)
-        return memory.history(there, since)
-
-    def history_problems(self, agent: str | None = None) -> str | None:
-        return None
-
-    def change_record(self, agent: str | None, n: int) -> Record:
-        memory, there = self._on(agent)
-        return memory.change_record(there, n)
-
-    def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
-        memory, there = self._on(agent)
-        then = memory.as_of(there, n)
-        return None if then is None else (replace(then[0], agent=agent), then[1])
-
-    def bring_back(self, agent: str | None, record: Record | int) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.bring_back(there, record)
-
-    def recall(self, agent: str | None, keyword: str, semantic: bool = True) -> Recall:
-        memory, there = self._on(agent)
-        return memory.recall(there, keyword, semantic)
-
-    def recall_across(
-        self, agents: Sequence[str | None], keyword: str, semantic: bool = True
-    ) -> Recall:
-        return recall_across(self.recall, agents, keyword, semantic, None)
-
-    def find_core(self, agent: str | None, query: str) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.find_core(there, query)
-
-    def awaiting_review(self, agent: str | None = None) -> list[Any]:
-        memory, there = self._on(agent)
-        return memory.awaiting_review(there)
-
-    def held(self, agent: str | None = None) -> list[Any]:
-        memory, there = self._on(agent)
-        return memory.held(there)
-
-    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.approve(there, ids)
-
-    def reject(self, agent: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
-        memory, there = self._on(agent)
-        return memory.reject(there, ids)
-
-    def entry_origins(self, agent: str | None) -> dict[str, dict[str, Any]]:
-        memory, there = self._on(agent)
-        return memory.entry_origins(there)
-
-    def index_status(self, agent: str | None = None) -> Any:
-        memory, there = self._on(agent)
-        return memory.index_status(there)
-
-
-class FleetEpisodes:
-    """Every attached server's conversations; a session is asked of the server it came
-    from."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
-        self._from: dict[str, str] = {}  # session id → server, as listed
-
-    def sync(self, agent: str | None = None, every_agent: bool = False) -> int:
-        return 0
-
-    def sessions(self, agent: str | None, every_agent: bool = False) -> list[dict[str, Any]]:
-        server, there = split(agent)
-        found = self.fleet.place(server).loop.episodes.sessions(there, every_agent)
-        for session in found:
-            self._from[str(session["session"])] = server
-        return found
-
-    def session(self, session_id: str) -> list[Episode]:
-        servers = [self._from[session_id]] if session_id in self._from else list(self.fleet.places)
-        for server in servers:
-            turns = self.fleet.place(server).loop.episodes.session(session_id)
-            if turns:
-                return turns
-        return []
-
-    def search(
-        self,
-        agent: str | None,
-        query: str,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int = 5,
-    ) -> list[Episode]:
-        server, there = split(agent)
-        episodes = self.fleet.place(server).loop.episodes
-        found = episodes.search(there, query, since, until, limit)
-        for turn in found:
-            self._from[turn.session_id] = server
-        return found
-
-
-class FleetSessions:
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
-
-    def load(self, session_id: str, agent: str | None, channel: str, user: str) -> Session:
-        server, there = split(agent)
-        return self.fleet.place(server).loop.sessions.load(session_id, there, channel, user)
-
-
-class FleetLoop:
-    """Every attached server's agent loop, by qualified name."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
-        self.episodes = FleetEpisodes(fleet)
-        self.sessions = FleetSessions(fleet)
-
-    def provider(self, agent: str | None) -> RemoteProvider:
-        server, there = split(agent)
-        return self.fleet.place(server).loop.provider(there)
-
-    def prompt(self, agent: str | None, session_id: str, ask: bool = True) -> Prompt:
-        server, there = split(agent)
-        return self.fleet.place(server).loop.prompt(there, session_id, ask)
-
-    def turn_view(self, session_id: str, turn: int) -> dict[str, Any] | None:
-        known = self.episodes._from.get(session_id)
-        for server in [known] if known else list(self.fleet.places):
-            view = self.fleet.place(server).loop.turn_view(session_id, turn)
-            if view is not None:
-                return view
-        return None
-
-    def run(self, agent: str | None, message: str, channel: str, user: str) -> Iterator[LoopEvent]:
-        server, there = split(agent)
-        return self.fleet.place(server).loop.run(there, message, channel, user)
+    def _read_again(self, server: str, heard: Heard) -> None:
+        copies = self.places[server].memory.copies
+        if copies is not None:
+            copies.forget(every=True)
+        heard(Reset())

@@ -5,14 +5,16 @@ not what the API documents is skipped and counted, never a traceback."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from oryxtui import notices
 from oryxtui.errors import NotFound, UsageError
 from oryxtui.memory.digest import Digest
+from oryxtui.memory.events import Event, ToldEntry, told_entry
 from oryxtui.memory.format import MemoryEntry, Scope, parse_scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import (
@@ -25,9 +27,7 @@ from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.memory.window import InjectedWindow
 from oryxtui.remote.answers import (
-    RemoteEntry,
     entries_of,
-    entry_of,
     int_of,
     recall_of,
     record_of,
@@ -35,6 +35,25 @@ from oryxtui.remote.answers import (
     text_of,
 )
 from oryxtui.remote.client import Server, agent_path
+from oryxtui.remote.copies import Copies
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def writes(method: F) -> F:
+    """A change made through this client: the agent's copy is read again next time (the
+    server's event brings the change too, but a view reloading right after its own change
+    must not wait for it)."""
+
+    @functools.wraps(method)
+    def written(self: RemoteMemory, agent: str | None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, agent, *args, **kwargs)
+        finally:
+            if self.copies is not None:
+                self.copies.forget(agent)
+
+    return written  # type: ignore[return-value]
 
 
 class RemoteStore:
@@ -49,7 +68,7 @@ class RemoteStore:
     def listen(
         self,
         stop: threading.Event,
-        heard: Callable[[tuple[str, str | None] | None], None],
+        heard: Callable[[Event], None],
         lost: Callable[[str], None],
     ) -> None:
         if self._listen is not None:
@@ -67,6 +86,9 @@ class RemoteMemory:
         self.server = server
         self.store = RemoteStore()
         self._info: dict[str, Any] | None = None
+        # Copies of the memories read, kept current by the server's event stream: only while
+        # someone follows it (the attached dashboard's fleet sets them).
+        self.copies: Copies | None = None
 
     # What the server is ---------------------------------------------------------------------
 
@@ -111,8 +133,15 @@ class RemoteMemory:
     # Reading ---------------------------------------------------------------------------------
 
     def snapshot(self, agent: str | None = None, newest_bytes: int | None = None) -> MemorySnapshot:
+        copies = self.copies
+        kept = copies.snapshot(agent) if copies is not None else None
+        if kept is not None:
+            return kept
         data = self.server.get(f"{agent_path(agent)}/memory/entries")
-        return self._snapshot(agent, data)
+        snapshot = self._snapshot(agent, data)
+        if copies is not None and isinstance(data, dict):
+            copies.take(agent, data, snapshot)
+        return snapshot
 
     def _snapshot(self, agent: str | None, data: object) -> MemorySnapshot:
         data = data if isinstance(data, dict) else {}
@@ -164,6 +193,7 @@ class RemoteMemory:
 
     # Changing ---------------------------------------------------------------------------------
 
+    @writes
     def save(
         self,
         agent: str | None,
@@ -182,7 +212,7 @@ class RemoteMemory:
     def _written(self, data: object, scope: str | Scope, content: str) -> MemoryEntry:
         """The entry the server answered with. The change is made once the server said so:
         an answer that cannot be read is a warning beside it, never a failure."""
-        entry = entry_of(data)
+        entry = told_entry(data)
         if entry is not None:
             return entry
         notices.notice(
@@ -190,8 +220,9 @@ class RemoteMemory:
             "show the memory again for the entry as it is."
         )
         section = parse_scope(scope)
-        return RemoteEntry(section, None, content, f"- {content}", "")
+        return ToldEntry(section, None, content, f"- {content}", "")
 
+    @writes
     def change(
         self,
         agent: str | None,
@@ -213,14 +244,17 @@ class RemoteMemory:
     def move(self, agent: str | None, entry_id: str, scope: str | Scope) -> MemoryEntry:
         return self.change(agent, entry_id, None, scope)
 
+    @writes
     def delete(self, agent: str | None, entry_id: str) -> MemoryEntry:
         data = self.server.delete(f"{agent_path(agent)}/memory/entries/{entry_id}")
         return self._written(data, "archival", "")
 
+    @writes
     def remove_duplicates(self, agent: str | None) -> list[MemoryEntry]:
         data = self.server.post(f"{agent_path(agent)}/memory/duplicates/remove")
         return entries_of(data, None, "the server's answer")
 
+    @writes
     def consolidate(
         self,
         agent: str | None,
@@ -286,7 +320,7 @@ class RemoteMemory:
         the user's message and reply of its turn where the server gave both as text."""
         from oryxtui.memory.service.reviewing import Awaiting
 
-        entry = entry_of(item)
+        entry = told_entry(item)
         if entry is None or not isinstance(item, dict) or not isinstance(item.get("held"), bool):
             return None, None
         record = Record(
@@ -312,14 +346,23 @@ class RemoteMemory:
         return good
 
     def held(self, agent: str | None = None) -> list[Any]:
-        return self.awaiting_review(agent, held=True)
+        copies = self.copies
+        kept = copies.held(agent) if copies is not None else None
+        if kept is not None:
+            return kept
+        held = self.awaiting_review(agent, held=True)
+        if copies is not None:
+            copies.keep_held(agent, held)
+        return held
 
+    @writes
     def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
         body = {"approve": list(ids) if ids is not None else "all"}
         data = self.server.post(f"{agent_path(agent)}/memory/review", body)
         done = data.get("approved") if isinstance(data, dict) else None
         return entries_of(done, None, "the server's answer")
 
+    @writes
     def reject(self, agent: str | None, ids: Sequence[str]) -> list[MemoryEntry]:
         data = self.server.post(f"{agent_path(agent)}/memory/review", {"reject": list(ids)})
         done = data.get("rejected") if isinstance(data, dict) else None
@@ -333,6 +376,7 @@ class RemoteMemory:
         data = data if isinstance(data, dict) else {}
         return self._snapshot(agent, data.get("memory")), str(data.get("block") or "")
 
+    @writes
     def bring_back(self, agent: str | None, record: Record | int) -> list[MemoryEntry]:
         n = record if isinstance(record, int) else record.n
         data = self.server.post(f"{agent_path(agent)}/memory/history/{n}/bring-back")

@@ -20,6 +20,17 @@ from oryxtui.agent.sessions import os_user
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.events import (
+    AgentsChange,
+    DatabaseWritten,
+    Event,
+    Hello,
+    IndexProgress,
+    MemoryChange,
+    Reset,
+    ServerState,
+    SessionMoved,
+)
 from oryxtui.memory.history import Actor
 from oryxtui.memory.store import Listened, Watch
 from oryxtui.notices import NOTICES
@@ -27,6 +38,7 @@ from oryxtui.places import Attached, Here, Place
 from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
     AgentsChanged,
+    Heard,
     IndexChanged,
     MemoryChanged,
     Noticed,
@@ -162,30 +174,9 @@ class OryxApp(App[None]):
     def _listen(self, store: Listened) -> None:
         """Changes made on any host, as the database announces them; while it cannot be
         reached, the dashboard keeps what it showed and says so once."""
-        dashboard = self.dashboard
 
-        def heard(news: tuple[str, str | None] | None) -> None:
-            if news is None:
-                dashboard.post_message(StoreChanged(everyone=True))
-                return
-            kind, agent = news
-            if kind == "memory":
-                dashboard.post_message(MemoryChanged(agent))
-            elif kind == "session":
-                self.call_from_thread(self._turned, agent)
-            elif kind == "agents":
-                dashboard.post_message(AgentsChanged())
-            elif kind == "server":  # an attached server was lost or is back
-                dashboard.post_message(ServersChanged())
-            elif kind == "index":
-                self.call_from_thread(
-                    self.run_worker,
-                    partial(self._index_status, agent),
-                    group=f"index-status-{agent}",
-                    exclusive=True,  # a burst of index writes: the newest status counts
-                    thread=True,
-                    exit_on_error=False,
-                )
+        def heard(event: Event) -> None:
+            self.post_message(Heard(event))
 
         title = self.place.lost_title
 
@@ -194,6 +185,33 @@ class OryxApp(App[None]):
             tell(self, note, title=title, severity="warning")
 
         store.listen(self._stopping, heard, lost)
+
+    @on(Heard)
+    def _heard(self, heard: Heard) -> None:
+        """What changed (the watcher saw it, the database or a server said it): the dashboard
+        is told in its own words."""
+        dashboard = self.dashboard
+        match heard.event:
+            case MemoryChange(agent):
+                dashboard.post_message(MemoryChanged(agent))
+            case Reset() | DatabaseWritten():  # which agent is not known: every one
+                dashboard.post_message(StoreChanged(everyone=True))
+            case Hello():
+                dashboard.post_message(WatchStarted())
+            case AgentsChange():
+                dashboard.post_message(AgentsChanged())
+            case ServerState():  # an attached server was lost or is back
+                dashboard.post_message(ServersChanged())
+            case SessionMoved(agent):
+                self._turned(agent)
+            case IndexProgress(agent):
+                self.run_worker(
+                    partial(self._index_status, agent),
+                    group=f"index-status-{agent}",
+                    exclusive=True,  # a burst of index writes: the newest status counts
+                    thread=True,
+                    exit_on_error=False,
+                )
 
     def _index_status(self, agent: str | None) -> None:
         """Another host indexed the agent's entries: how much of its memory has vectors."""
@@ -230,15 +248,8 @@ class OryxApp(App[None]):
     async def _watch(self, workspace: Workspace) -> None:
         tui = self.settings.tui
         database = self.service.watch is Watch.DATABASE
-        dashboard = self.dashboard
         async for changes in watch_workspace(
             workspace, tui.watch_step_ms, tui.watch_debounce_ms, database=database
         ):
-            if changes.armed:
-                dashboard.post_message(WatchStarted())
-            for agent in changes.memory:
-                dashboard.post_message(MemoryChanged(agent))
-            if changes.database:
-                dashboard.post_message(StoreChanged(everyone=True))
-            if changes.agents_changed:
-                dashboard.post_message(AgentsChanged())
+            for event in changes.events():
+                self.post_message(Heard(event))

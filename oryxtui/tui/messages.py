@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from oryxtui.memory.events import Event
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.tui.overview import AgentMemory, AgentSummary
 from oryxtui.workspace import AgentName
@@ -113,3 +114,11 @@ class Changed:
 
     def concerns(self, agent: AgentName) -> bool:
         return self.anyone or self.agent == agent
+
+
+@dataclass
+class Heard(Message):
+    """What changed, as the watcher, a shared database or a server told it (from any
+    thread): the app turns it into the dashboard's messages."""
+
+    event: Event

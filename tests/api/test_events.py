@@ -10,6 +10,7 @@ import pytest
 from oryxtui.api.app import create_api
 from oryxtui.api.events import EventLog
 from oryxtui.config import ApiSettings, Settings
+from oryxtui.memory.events import MemoryChange
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
 from tests.api_server import EventReader, RunningApi
@@ -119,7 +120,7 @@ def test_a_key_limited_to_agents_hears_only_them(watched: Workspace, url: str) -
 def test_the_log_holds_what_it_can_and_says_when_a_client_fell_behind() -> None:
     log = EventLog(keep=3)
     for n in range(5):
-        log.publish("memory", agent=f"a{n}")
+        log.publish(MemoryChange(f"a{n}"))
     assert log.position(log.id_of(4)) == 4 and [e.n for e in log.after(2) or []] == [3, 4, 5]
     assert log.position(log.id_of(1)) is None  # older than what is held: reset
     assert log.position(log.id_of(9)) is None  # from the future: another run

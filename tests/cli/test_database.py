@@ -286,6 +286,7 @@ def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) ->
     from oryxtui.agent.loop import AgentLoop
     from oryxtui.agent.sessions import SessionStore, conversations
     from oryxtui.config import Settings
+    from oryxtui.memory.events import IndexProgress, MemoryChange, Reset, SessionMoved
     from oryxtui.memory.store import Listened
     from oryxtui.workspace import init_workspace
 
@@ -306,7 +307,7 @@ def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) ->
     listening.start()
     try:
         deadline = time.monotonic() + 30
-        while None not in heard:
+        while Reset() not in heard:
             assert time.monotonic() < deadline
             time.sleep(0.01)
         elsewhere = init_workspace(tmp_path / "elsewhere")
@@ -319,7 +320,12 @@ def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) ->
             elsewhere, settings, there, SessionStore(conversations(elsewhere, settings))
         )
         list(loop.run("ops", "hello", "cli", "mei"))
-        wanted = {("memory", "ops"), ("index", "ops"), ("session", "ops"), ("memory", None)}
+        wanted = {
+            MemoryChange("ops"),
+            IndexProgress("ops"),
+            SessionMoved("ops"),
+            MemoryChange(None),
+        }
         while not wanted <= set(heard):
             assert time.monotonic() < deadline, heard
             time.sleep(0.01)

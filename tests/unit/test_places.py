@@ -23,7 +23,7 @@ from oryxtui.places import (
     server_place,
     workspace_place,
 )
-from oryxtui.remote.fleet import qualified, split
+from oryxtui.remote.names import qualified, split
 from tests.api_server import RunningApi
 
 AGENT = "ops-bot"

@@ -30,6 +30,13 @@ class Chronicle(ServiceBase):
             )
         return store
 
+    def newest_change(self, agent: AgentArg = FROM_CONTEXT) -> int | None:
+        """The number of the newest record of the agent's history (None: no history)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            return None
+        return store.changes(self.resolve_agent(agent)).last
+
     def reconcile(self, agent: AgentArg = FROM_CONTEXT) -> list[Record]:
         """Record what another program changed since oryxtui last looked (the watcher calls
         this); returns the records written."""

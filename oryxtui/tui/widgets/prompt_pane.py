@@ -126,6 +126,7 @@ class PromptPane(VerticalScroll):
         self.open_blocks = {"time", "memory"}
         self.shown: Prompt | None = None
         self.built: dict[AgentName, Prompt] = {}  # the newest prompt of each agent
+        self._stale = False  # asked to build while not on screen: built when shown
 
     def compose(self) -> ComposeResult:
         yield Static("No prompt yet.", id="prompt-summary")
@@ -133,10 +134,21 @@ class PromptPane(VerticalScroll):
     def watch_agent(self) -> None:
         self.rebuild()
 
-    def rebuild(self) -> None:
-        """Build the agent's prompt again (its memory or history changed)."""
-        if not isinstance(self.agent, Unselected):
-            self._build(self.agent)
+    def rebuild(self, lazily: bool = False) -> None:
+        """Build the agent's prompt again (its memory or history changed); `lazily`: only if
+        the pane is on screen, else when it is shown (a server's prompt is fetched whole: a
+        hidden pane does not fetch it on every change)."""
+        if isinstance(self.agent, Unselected):
+            return
+        if lazily and not self.is_on_screen:
+            self._stale = True
+            return
+        self._stale = False
+        self._build(self.agent)
+
+    def on_show(self) -> None:
+        if self._stale:
+            self.rebuild()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
     def _build(self, agent: AgentName) -> None:

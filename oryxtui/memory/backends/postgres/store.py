@@ -22,15 +22,19 @@ from oryxtui.errors import DatabaseError, MemoryWriteError, Unreachable
 from oryxtui.memory.backends.postgres.history import TABLE, TableHistory
 from oryxtui.memory.backends.rows import SCOPES, like_pattern
 from oryxtui.memory.backends.table import INSERT, Body, Connection, Result, TableStore
+from oryxtui.memory.events import (
+    Event,
+    IndexProgress,
+    KeysChange,
+    MemoryChange,
+    Reset,
+    SessionMoved,
+)
 from oryxtui.memory.format import TIME_FORMAT, Clock, MemoryEntry
 from oryxtui.memory.history import Log, Record
 from oryxtui.memory.store import Watch
 from oryxtui.postgres import Postgres
 from oryxtui.workspace import GLOBAL_AGENT, is_valid_agent_name
-
-# What the database announces: (kind, agent), the global memory's agent being None.
-Announcement = tuple[str, str | None]
-KINDS = ("memory", "session", "index", "keys")
 
 
 def stamped(time: str) -> datetime:
@@ -137,22 +141,33 @@ class PostgresMemoryStore(TableStore):
     def listen(
         self,
         stop: threading.Event,
-        heard: Callable[[Announcement | None], None],
+        heard: Callable[[Event], None],
         lost: Callable[[str], None],
     ) -> None:
-        """Until `stop`: `heard((kind, agent))` when another process (on any host) changed an
-        agent's memory (`memory`), moved one of its sessions on (`session`) or indexed its
-        entries (`index`); `heard(None)` when everything must be read again (listening
-        started, or came back after `lost(sentence)`)."""
+        """Until `stop`: `heard(event)` when another process (on any host) changed an agent's
+        memory (`MemoryChange`), moved one of its sessions on (`SessionMoved`), indexed its
+        entries (`IndexProgress`) or changed a key (`KeysChange`); `heard(Reset())` when
+        everything must be read again (listening started, or came back after
+        `lost(sentence)`). An announcement is only a hint: it carries no change."""
 
         def parsed(payload: dict[str, str] | None) -> None:
             if payload is None:
-                heard(None)
+                heard(Reset())
                 return
             name, kind = payload.get("agent", ""), payload.get("kind", "")
-            agent = None if name == GLOBAL_AGENT or kind == "keys" else name
-            if kind in KINDS and (agent is None or is_valid_agent_name(agent)):
-                heard((kind, agent))
+            if kind == "keys":
+                heard(KeysChange())  # of no agent
+                return
+            agent = None if name == GLOBAL_AGENT else name
+            if agent is not None and not is_valid_agent_name(agent):
+                return
+            match kind:
+                case "memory":
+                    heard(MemoryChange(agent))
+                case "session":
+                    heard(SessionMoved(agent))
+                case "index":
+                    heard(IndexProgress(agent))
 
         self.database.listen(stop, parsed, lost)
 
