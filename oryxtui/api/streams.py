@@ -100,7 +100,11 @@ async def events(
     since: str | None = None,
 ) -> StreamingResponse:
     """What changes, as Server-Sent Events, each `data` a JSON object with its `kind`:
-    `memory` (with `change`: n, op, actor, … where the history has it), `agents`, `session`,
+    `memory` (with `change`: n, op, actor, … where the history has it — with its entries,
+    `before` and `after`, as the history shows them, up to 64 KB — and `counts` of core and
+    archival entries after the last of a batch: a client holding the entries of
+    `/memory/entries` and its `history` number applies the changes after it instead of
+    reading the entries again), `agents`, `session`,
     `index`, `hello` (the first event of a new connection) and `reset` (reload everything:
     what happened since the id you sent is not held), and `store` (`state`: "down" when the
     shared database this server reads went out of reach, "up" when it is back; a first event

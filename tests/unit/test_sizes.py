@@ -12,12 +12,9 @@ MODULE_LINES = 450
 FUNCTION_LINES = 60
 SCREEN_METHODS = 40
 
-# Still over the limits: to be split (the dashboard's prompt/chat/sessions wiring into their
-# widgets, key routing by bindings).
-STILL_OVER = {
-    "oryxtui/tui/screens/dashboard.py": 694,
-    "DashboardScreen": 66,
-}
+# Still over the limits (none now): a room that must grow past one is listed here with its
+# size, as a ceiling, and split soon.
+STILL_OVER: dict[str, int] = {}
 
 
 def measured() -> dict[str, int]:

@@ -8,10 +8,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from operator import methodcaller
 from typing import TYPE_CHECKING
 
-from textual import events, on, work
+from textual import events, on
 from textual.actions import parse
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,15 +18,13 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import Header, TabbedContent, TabPane
 
 from oryxtui.config import Settings
-from oryxtui.errors import OryxError
-from oryxtui.memory import MemoryEntry, Scope
-from oryxtui.memory.digest import Digest
+from oryxtui.memory import MemoryEntry
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
-from oryxtui.phrases import agent_label, entries
+from oryxtui.phrases import agent_label
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
@@ -47,52 +44,30 @@ from oryxtui.tui.overview import (
     Unselected,
 )
 from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
-from oryxtui.tui.screens.change_entry import ConfirmScreen
+from oryxtui.tui.screens.openers import (
+    Reveal,
+    find_origin,
+    open_recall,
+    open_review,
+    preview_digest,
+)
 from oryxtui.tui.screens.reading import Reading
+from oryxtui.tui.screens.side import Side
+from oryxtui.tui.screens.steering import CHANGES, STEERS
 from oryxtui.tui.text import tell
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
+from oryxtui.tui.widgets.keys_footer import KeysFooter
 from oryxtui.tui.widgets.memory_view import MemoryView
 from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
     from oryxtui.places import Loop, Place
-    from oryxtui.tui.screens.recall import Found
 
 NARROW_WIDTH = 140  # below this many columns, chat and prompt open only on demand (c, p)
 SMALL_WIDTH = 100  # below this, a narrower agent list
 SIDE_WIDTHS = (30, 42, 55, 70)  # the chat/prompt column, in % of the width ([ and ] step)
-# The actions that change the memory shown, with what each is called in a refusal, and keys.
-# What `steer` does to the memory view, by name (the entry keys, R, A and e).
-STEERS = {
-    "edit_entry": methodcaller("edit_entry"),
-    "move_entry": methodcaller("move_entry"),
-    "delete_entry": methodcaller("delete_entry"),
-    "remove_duplicates": methodcaller("remove_duplicates"),
-    "restore": methodcaller("settle_lost", accept=False),
-    "accept": methodcaller("settle_lost", accept=True),
-    "edit_file": methodcaller("edit_file"),
-}
-CHANGES = {
-    "save_entry": "saving",
-    "edit_entry": "editing an entry",
-    "move_entry": "moving an entry",
-    "delete_entry": "deleting an entry",
-    "consolidate": "writing a digest",
-    "restore": "bringing entries back",
-    "accept": "accepting a removal",
-    "chat": "chatting (a turn saves to memory)",
-}
-
-
-class KeysFooter(Footer):
-    """Textual's footer, with its keys in the first frame: Textual's own waits a refresh for
-    the screen to announce its bindings, so the keys arrive a frame after the content."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._bindings_ready = True  # textual==8.2.8 (pinned): compose the keys at once
 
 
 class DashboardScreen(Screen[None]):
@@ -157,7 +132,8 @@ class DashboardScreen(Screen[None]):
         self.side_width = 42
         # What the views opened over the dashboard follow (the history view reads again).
         self.changes: Signal[Changed] = Signal(self, "memory-changed")
-        self._to_reveal: Found | None = None  # a recall result to show once its agent is
+        self.reveal = Reveal(self)  # a recall result, shown once its agent is
+        self.side = Side(self)  # the chat/prompt column
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -240,8 +216,7 @@ class DashboardScreen(Screen[None]):
             else:
                 self.shown = agent  # chat and prompt follow, bound
                 self.memory_view.archival.show_index(self.index_status.get(agent))
-            if self._to_reveal is not None and self._to_reveal.agent == agent:
-                self.call_after_refresh(self._reveal_now)
+            self.reveal.loaded(agent)
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
@@ -274,7 +249,7 @@ class DashboardScreen(Screen[None]):
 
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
-        self._read_again(counts=event.everyone)
+        self.read_again(counts=event.everyone)
         self.changes.publish(Changed(anyone=True))  # a table: any agent's rows may have changed
 
     @on(AgentsChanged)
@@ -290,9 +265,9 @@ class DashboardScreen(Screen[None]):
     def _watch_started(self) -> None:
         """What was read before the watch started is read again (it may have changed since);
         the other agents' counts only if they were read already (else they are to come)."""
-        self._read_again(counts=not self._counts_wanted)
+        self.read_again(counts=not self._counts_wanted)
 
-    def _read_again(self, counts: bool) -> None:
+    def read_again(self, counts: bool) -> None:
         """The selected agent, and with `counts` every other agent's counts."""
         if isinstance(self.selected, Unselected):
             return
@@ -329,29 +304,7 @@ class DashboardScreen(Screen[None]):
             self.memory_view.focus_entries()
         elif self.has_class("narrow", "side-open"):
             event.stop()
-            self._hide_side()  # back to the agents and memory
-
-    def _open_side(self, tab: str) -> None:
-        """Show the chat/prompt column (whatever hid it) on `tab`: a key never types into
-        something the user cannot see."""
-        self.add_class("side-open")
-        self.remove_class("side-hidden")
-        self.query_one(TabbedContent).active = tab
-
-    def _hide_side(self) -> None:
-        """Hide the chat/prompt column; the focus leaves it for the memory panes."""
-        side = self.query_one("#side")
-        focused = self.focused
-        self.remove_class("side-open")
-        self.add_class("side-hidden")
-        if focused is not None and side in focused.ancestors_with_self:
-            self.memory_view.focus_entries()
-
-    @property
-    def side_shown(self) -> bool:
-        """The chat/prompt column is on screen."""
-        narrow = self.has_class("narrow")
-        return self.has_class("side-open") if narrow else not self.has_class("side-hidden")
+            self.side.hide()  # back to the agents and memory
 
     def select(self, agent: AgentName) -> None:
         """Show this agent, as if picked in the sidebar."""
@@ -368,11 +321,11 @@ class DashboardScreen(Screen[None]):
     def action_chat(self) -> None:
         if self.refused("chat"):
             return
-        self._open_side("chat-tab")
+        self.side.open("chat-tab")
         self.chat_pane.focus_input()
 
     def action_prompt(self) -> None:
-        self._open_side("prompt-tab")
+        self.side.open("prompt-tab")
         self.prompt_pane.focus()
 
     def action_filter(self) -> None:
@@ -406,66 +359,22 @@ class DashboardScreen(Screen[None]):
 
     def action_toggle_side(self) -> None:
         """Show or hide the chat/prompt column (hidden, the memory panes are wider)."""
-        if self.side_shown:
-            self._hide_side()
+        if self.side.shown:
+            self.side.hide()
         else:
-            self._open_side(self.query_one(TabbedContent).active or "chat-tab")
+            self.side.open()
 
     def action_side_width(self, step: int) -> None:
         """The chat/prompt column a step wider (1) or narrower (-1)."""
         index = SIDE_WIDTHS.index(self.side_width) if self.side_width in SIDE_WIDTHS else 1
         self.side_width = SIDE_WIDTHS[max(0, min(len(SIDE_WIDTHS) - 1, index + step))]
         self.query_one("#side").styles.width = f"{self.side_width}%"
-        self._open_side(self.query_one(TabbedContent).active or "chat-tab")
+        self.side.open()
 
     def action_consolidate(self) -> None:
         """A digest of what left the window since the last one: previewed, then written."""
         if not isinstance(self.selected, Unselected) and not self.refused("consolidate"):
-            self._preview_digest(self.selected)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="digest")
-    def _preview_digest(self, agent: AgentName) -> None:
-        try:
-            summarise, method, warnings = self.place.summariser(agent)
-            digest = self.service.consolidate(agent, True, summarise, method)
-        except OryxError as exc:
-            tell(self, str(exc), severity="error")
-            return
-        for warning in warnings:
-            tell(self, warning, severity="warning")
-        self.app.call_from_thread(self._confirm_digest, agent, digest)
-
-    def _confirm_digest(self, agent: AgentName, digest: Digest | None) -> None:
-        if digest is None:
-            tell(
-                self,
-                "Nothing to consolidate: every entry outside the window has a digest already.",
-                title="Digest",
-            )
-            return
-        new, before = len(digest.covers), digest.uncovered_before
-        title = f"Write a digest of {entries(new)}?"
-        pushed = new - before
-        detail = (
-            f"{entries(before)} outside the window {'is' if before == 1 else 'are'} not covered "
-            "by a digest"
-            + (
-                f"; writing one pushes {entries(pushed)} more out, and it covers them too"
-                if pushed > 0
-                else ""
-            )
-            + f".\n\n{digest.content}\n\nThe covered entries stay in the memory, and stay "
-            "recallable."
-        )
-        write = partial(self.service.save, agent, digest.content, Scope.ARCHIVAL, "digest")
-        self.app.push_screen(
-            ConfirmScreen(title, detail, write), partial(self._digest_written, agent)
-        )
-
-    def _digest_written(self, agent: AgentName, entry: MemoryEntry | None) -> None:
-        if entry is not None:
-            self.pacer.request(agent)
-            tell(self, f"Digest written ({entry.scope.value}).", title="Memory")
+            preview_digest(self, self.selected)
 
     def action_sessions(self) -> None:
         from oryxtui.tui.screens.sessions import SessionsScreen
@@ -476,19 +385,7 @@ class DashboardScreen(Screen[None]):
 
     def action_review(self) -> None:
         """The review inbox: what agents wrote that awaits approval, every agent's."""
-        from oryxtui.tui.screens.review import ReviewScreen
-        from oryxtui.tui.screens.sessions import SessionsScreen
-
-        def open_turn(agent: AgentName, session: str, turn: int | None) -> None:
-            self.app.push_screen(SessionsScreen(self.agent_loop, agent, at=(session, turn)))
-
-        screen = ReviewScreen(
-            self.service,
-            lambda: list(self.agent_list.order),
-            open_turn,
-            lambda: self.agent_loop().episodes,
-        )
-        self.app.push_screen(screen, lambda _: self._read_again(counts=True))
+        open_review(self)
 
     def action_history(self) -> None:
         from oryxtui.tui.screens.history import HistoryScreen
@@ -498,40 +395,8 @@ class DashboardScreen(Screen[None]):
             self.app.push_screen(HistoryScreen(self.service, agent, self.changes))
 
     def action_recall(self) -> None:
-        from oryxtui.tui.screens.recall import RecallScreen
-
-        agent = self.selected
-        if not isinstance(agent, Unselected):
-            service = self.service
-            recall = partial(service.recall, agent)
-            agents = list(self.agent_list.order)
-            across = partial(service.recall_across, agents)
-
-            def find_core(query: str, everywhere: bool) -> list[tuple[AgentName, MemoryEntry]]:
-                return [
-                    (who, entry)
-                    for who in (agents if everywhere else [agent])
-                    for entry in service.find_core(who, query)
-                ]
-
-            screen = RecallScreen(agent, recall, service.ranked, service.embeds, across, find_core)
-            self.app.push_screen(screen, self._reveal)
-
-    def _reveal(self, found: Found | None) -> None:
-        """Show a recall result: its agent selected, its pane focused, the cursor on it (once
-        its memory is on screen, if another agent's)."""
-        if found is None:
-            return
-        self._to_reveal = found
-        if found.agent != self.shown:
-            self.select(found.agent)  # its memory comes in a worker: see `agent_loaded`
-        else:
-            self._reveal_now()
-
-    def _reveal_now(self) -> None:
-        found, self._to_reveal = self._to_reveal, None
-        if found is not None and not self.memory_view.reveal(found.entry):
-            tell(self, "That entry changed since it was found; recall again.", title="Recall")
+        if not isinstance(self.selected, Unselected):
+            open_recall(self, self.selected, self.reveal.found)
 
     # Steering: the memory view changes what it shows; the keys are the screen's -------------
 
@@ -544,32 +409,7 @@ class DashboardScreen(Screen[None]):
         """Who wrote the entry at the cursor; an agent's: its turn, in the sessions view."""
         steer = self.memory_view.at_cursor()
         if steer is not None:
-            self._find_origin(*steer)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="origin")
-    def _find_origin(self, agent: AgentName, entry: MemoryEntry) -> None:
-        try:
-            origins = self.place.origins(agent, [entry])
-        except OryxError as exc:
-            tell(self, str(exc), severity="error")
-            return
-        origin = origins.get(entry.id, {"by": "unknown"})
-        session = origin.get("session")
-        if session:
-            turn = origin.get("turn")
-            at = (str(session), turn if isinstance(turn, int) else None)
-            from oryxtui.tui.screens.sessions import SessionsScreen
-
-            self.app.call_from_thread(
-                self.app.push_screen, SessionsScreen(self.agent_loop, agent, at=at)
-            )
-            return
-        if origin.get("by") == "unknown":
-            said = "Who wrote this entry is unknown: it is older than the history, or hand-written."
-        else:
-            change = f"{origin.get('op', 'a change')} #{origin.get('change')}"
-            said = f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
-        tell(self, said, title="Origin")
+            find_origin(self, *steer)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Restore and accept are in the footer only while something is lost (False: not
