@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_id
 from oryxtui.memory.history.records import Key, Record
@@ -106,13 +106,6 @@ Event = (
     | StoreState
     | ServerState
 )
-
-
-def agent_of(event: Event) -> str | None:
-    """The agent an event is about (None: the global memory, or no agent)."""
-    if isinstance(event, (MemoryChange, SessionMoved, IndexProgress)):
-        return event.agent
-    return None
 
 
 def kind_of(event: Event) -> str:
@@ -316,10 +309,8 @@ def _counts(data: dict[str, Any]) -> tuple[int, int] | None:
     if not isinstance(counts, dict):
         return None
     core, archival = counts.get("core"), counts.get("archival")
-    if isinstance(core, int) and isinstance(archival, int) and _is_int(core) and _is_int(archival):
-        return core, archival
-    return None
+    return (core, archival) if _is_int(core) and _is_int(archival) else None
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
