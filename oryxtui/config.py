@@ -267,6 +267,14 @@ class ApiSettings(_Section):
     connections_per_client: int = Field(64, ge=1, le=100_000)
 
 
+class McpSettings(_Section):
+    # Saves made by MCP clients (`oryxtui mcp`, `/mcp` of `oryxtui serve`) wait in the review
+    # inbox until a person approves them; false lets a trusted client's saves in at once.
+    hold: bool = True
+    # Offer edit_memory and delete_memory to MCP clients (over HTTP, to write keys only).
+    edits: bool = False
+
+
 class Settings(_Section):
     database: DatabaseSettings = DatabaseSettings()
     memory: MemorySettings = MemorySettings()
@@ -275,6 +283,7 @@ class Settings(_Section):
     llm: LlmSettings = LlmSettings()
     tui: TuiSettings = TuiSettings()
     api: ApiSettings = ApiSettings()
+    mcp: McpSettings = McpSettings()
 
 
 DATABASE_URL_ENV = "ORYXTUI_DATABASE_URL"  # the usual name for it, beside ORYXTUI_DATABASE__URL

@@ -16,6 +16,7 @@ EXTRAS = {
     "local": ("wordllama", "tokenizers", "safetensors"),
     "fastembed": ("fastembed", "onnxruntime", "loguru"),
     "localdb": ("pgserver", "psycopg"),
+    "mcp": ("mcp", "mcp_types"),
 }
 
 

@@ -17,7 +17,7 @@ from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.format import parse_scope
-from oryxtui.memory.history import acting_agent, current_actor
+from oryxtui.memory.history import Actor, acting_agent, current_actor
 from oryxtui.notices import collecting
 
 
@@ -78,7 +78,7 @@ class SaveMemory(Tool):
         assert isinstance(arguments, SaveMemoryInput)
         agent = current_agent.get()
         entry = self.memory.save(agent, arguments.content, arguments.scope)
-        if self.memory.holds(agent):
+        if self.memory.holds_save(self.memory.by, agent):
             return {
                 "saved": False,
                 "held": True,
@@ -224,11 +224,17 @@ class ToolExecutor:
         self.audit = audit
 
     def execute(
-        self, call: ToolCall, agent: str | None, session_id: str | None, turn: int | None = None
+        self,
+        call: ToolCall,
+        agent: str | None,
+        session_id: str | None,
+        turn: int | None = None,
+        actor: Actor | None = None,
     ) -> ToolResult:
+        """The call run as `actor` (default: the agent of the session's turn), audited."""
         started = time.perf_counter()
         token = current_agent.set(agent)
-        acting = current_actor.set(acting_agent(session_id, turn))
+        acting = current_actor.set(actor or acting_agent(session_id, turn))
         try:
             result = self._run(call)
         finally:

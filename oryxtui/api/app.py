@@ -3,14 +3,8 @@ in upstream's envelope without paths or tracebacks. The endpoints are in `routes
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from functools import partial
+from collections.abc import Sequence
 
-import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
@@ -46,35 +40,6 @@ from oryxtui.workspace import Workspace
 MAX_BODY_BYTES = 32 * 1024
 
 
-def _keep_index(
-    memory: MemoryService, workspace: Workspace, stopped: threading.Event, feed: EventFeed
-) -> None:
-    from oryxtui.memory.recall.keeper import keep_index
-
-    keep_index(memory, workspace.memories, stopped, feed.index_changed)
-
-
-@asynccontextmanager
-async def _serving(
-    feed: EventFeed, memory: MemoryService, workspace: Workspace, _: FastAPI
-) -> AsyncIterator[None]:
-    """While serving, changes are told on the event stream as they happen, and new entries
-    are indexed as they are written (with an embedder)."""
-    stopped = threading.Event()
-    await anyio.to_thread.run_sync(feed.prime)
-    watching = asyncio.ensure_future(feed.watch_files())
-    threading.Thread(target=feed.listen, args=(stopped,), daemon=True).start()
-    if memory.embeds:
-        threading.Thread(
-            target=_keep_index, args=(memory, workspace, stopped, feed), daemon=True
-        ).start()
-    yield
-    stopped.set()
-    watching.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await watching
-
-
 def create_api(
     workspace: Workspace,
     settings: Settings,
@@ -94,7 +59,7 @@ def create_api(
     auth = Authenticator.at_start(keys, token, bind_host)
 
     api = FastAPI(
-        lifespan=partial(_serving, feed, memory, workspace),
+        lifespan=lambda _: feed.running(),
         redirect_slashes=False,  # an unknown path is a 404 in the envelope, never a redirect
         docs_url=None,  # served below, from this machine (FastAPI's loads from a CDN)
         redoc_url=None,

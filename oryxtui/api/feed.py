@@ -5,10 +5,12 @@ most once per beat."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from oryxtui.api.events import EventLog
@@ -213,6 +215,32 @@ class EventFeed:
         return KeyStore(self._sessions_database()).fingerprint()
 
     # The feeds ------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While it runs, changes are told as they happen (the files watched, the shared
+        database listened to), and new entries are indexed as they are written (with an
+        embedder)."""
+        import anyio.to_thread
+
+        stopped = threading.Event()
+        await anyio.to_thread.run_sync(self.prime)
+        watching = asyncio.ensure_future(self.watch_files())
+        threading.Thread(target=self.listen, args=(stopped,), daemon=True).start()
+        if self.memory.embeds:
+            threading.Thread(target=self._keep_index, args=(stopped,), daemon=True).start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+
+    def _keep_index(self, stopped: threading.Event) -> None:
+        from oryxtui.memory.recall.keeper import keep_index
+
+        keep_index(self.memory, self.workspace.memories, stopped, self.index_changed)
 
     async def watch_files(self) -> None:
         """The workspace's folders (memory files, agents, oryxos.db), until cancelled."""

@@ -32,8 +32,21 @@ BODY_TIMEOUT_SECONDS = 10.0
 CONNECTIONS_PER_CLIENT = 64
 
 
-def _refusal(status: int, message: str) -> tuple[dict[str, Any], bytes]:
-    body = {"code": status, "message": message, "data": None, "timestamp": int(time.time() * 1000)}
+def is_mcp(path: str) -> bool:
+    """A path of the MCP endpoint, whose clients read refusals as JSON-RPC errors."""
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+def refusal_body(path: str, status: int, message: str) -> dict[str, Any]:
+    """A refusal as the client at `path` reads one: upstream's envelope, or (MCP) a JSON-RPC
+    error with the same sentence."""
+    if is_mcp(path):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    return {"code": status, "message": message, "data": None, "timestamp": int(time.time() * 1000)}
+
+
+def _refusal(path: str, status: int, message: str) -> tuple[dict[str, Any], bytes]:
+    body = refusal_body(path, status, message)
     start = {
         "type": "http.response.start",
         "status": status,
@@ -86,7 +99,7 @@ class RequestGuard:
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
         else:
-            start, body = _refusal(*problem)
+            start, body = _refusal(scope.get("path", ""), *problem)
             await send(start)
             await send({"type": "http.response.body", "body": body})
 
@@ -242,7 +255,7 @@ def guarded(header_timeout: float, connections_per_client: int) -> type[GuardedH
 
 def _too_many_connections(client: str, limit: int) -> bytes:
     _, body = _refusal(
-        429, f"{client} has {limit} connections open to this server already; close some."
+        "", 429, f"{client} has {limit} connections open to this server already; close some."
     )
     head = (
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"

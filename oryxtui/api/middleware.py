@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui.api.auth import Authenticator
+from oryxtui.api.guard import is_mcp, refusal_body
 from oryxtui.api.limits import RateLimit
 from oryxtui.api.models import envelope
 from oryxtui.errors import DatabaseError, OryxError, Unreachable
@@ -48,11 +49,13 @@ class Answers:
     def __init__(self, scrub: Callable[[str], str]) -> None:
         self.scrub = scrub
 
-    def failure(self, status: int, message: str) -> JSONResponse:
+    def failure(self, status: int, message: str, path: str = "") -> JSONResponse:
+        if is_mcp(path):  # an MCP client reads a JSON-RPC error
+            return JSONResponse(refusal_body(path, status, self.scrub(message)), status)
         answer = envelope(None, status, self.scrub(message), warnings=collected())
         return JSONResponse(answer.model_dump(exclude_unset=True), status_code=status)
 
-    def unavailable(self, exc: OryxError) -> JSONResponse:
+    def unavailable(self, exc: OryxError, path: str = "") -> JSONResponse:
         """A store failure told to a caller not yet authenticated, or one whose advice is the
         operator's: one generic sentence and a request id; what failed (a database's host,
         user and name) only in the log."""
@@ -62,6 +65,7 @@ class Answers:
             503,
             f"The memory store is unavailable just now (request id {request_id}; the "
             "server's log has the details); try again in a moment.",
+            path,
         )
 
 
@@ -95,9 +99,10 @@ class Authentication:
             spender = "the server's token" if caller.name is None else f"key {caller.name!r}"
             self.limit.spend(spender)
         except DatabaseError as exc:
-            return self.answers.unavailable(exc)  # nobody is known yet: no detail of the store
+            # nobody is known yet: no detail of the store
+            return self.answers.unavailable(exc, request.url.path)
         except OryxError as exc:
-            return self.answers.failure(exc.http_status, str(exc))
+            return self.answers.failure(exc.http_status, str(exc), request.url.path)
         request.state.caller = caller
         request.state.authorization = authorization
         acting = current_actor.set(Actor(caller.actor))

@@ -21,6 +21,7 @@ from oryxtui.cli import (
     chat,
     database,
     keys,
+    mcp_stdio,
     memory,
     memory_history,
     review,
@@ -54,6 +55,7 @@ _DECLARING = (
     chat,
     database,
     keys,
+    mcp_stdio,
     memory,
     memory_history,
     review,
@@ -76,6 +78,7 @@ LISTED = (
     "serve",
     "keys",
     "web",
+    "mcp",
     "db",
 )
 

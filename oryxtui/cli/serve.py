@@ -14,6 +14,8 @@ from oryxtui.extras import require
 from oryxtui.hosts import listening_socket, port
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from oryxtui.config import Settings
     from oryxtui.workspace import Workspace
 
@@ -54,6 +56,7 @@ def serve(args: argparse.Namespace) -> int:
     keys = KeyStore(open_conversations(workspace, settings)).any_live()
     check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host], keys)
     api = create_api(workspace, settings, token, args.host, args.allow_host)
+    mcp = _serve_mcp(api)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
     protocol = guarded(settings.api.header_timeout_seconds, settings.api.connections_per_client)
     config = uvicorn.Config(
@@ -69,9 +72,36 @@ def serve(args: argparse.Namespace) -> int:
     scheme = "https" if tls else "http"
     sys.stderr.write(f"Serving {workspace.root} on {scheme}://{args.host}:{args.port}/api/v1\n")
     sys.stderr.write(f"memory: {memory_place(workspace, settings)}\n")
+    if mcp:
+        url = f"{scheme}://{args.host}:{args.port}/mcp/agents/NAME"
+        sys.stderr.write(f"MCP: {url} (streamable HTTP, the same keys)\n")
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[listener])
     return EXIT_OK
+
+
+def _serve_mcp(api: FastAPI) -> bool:
+    """MCP at /mcp beside the REST API when the mcp extra is installed; else /mcp says how to
+    install it."""
+    from oryxtui.extras import install_command, missing
+
+    if not missing("mcp"):
+        from oryxtui.mcp.http import serve_mcp
+
+        serve_mcp(api)
+        return True
+    from fastapi import Request
+    from fastapi.responses import JSONResponse
+
+    sentence = f"MCP needs the mcp extra on the server: {install_command('mcp')}."
+
+    async def refuse(_: Request) -> JSONResponse:
+        error = {"code": -32601, "message": sentence}
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=501)
+
+    for path in ("/mcp", "/mcp/{rest:path}"):
+        api.add_route(path, refuse, methods=["GET", "POST", "DELETE"])
+    return False
 
 
 def memory_place(workspace: Workspace, settings: Settings) -> str:

@@ -38,7 +38,7 @@ OPS = (
 )
 # Ops that mark lines without changing the memory.
 MARKS = ("review", "hold", "discard", "accept")
-ACTORS = ("dashboard", "cli", "api", "agent", "outside")
+ACTORS = ("dashboard", "cli", "api", "agent", "mcp", "outside")
 OP_LABELS = {
     "save": "saved",
     "digest": "digest written",
@@ -71,6 +71,21 @@ CLI = Actor("cli")
 # The actor of a change made in this context (an agent's tool call sets it); else the service's.
 current_actor: ContextVar[Actor | None] = ContextVar("oryxtui_current_actor", default=None)
 ACTOR_NAME = re.compile(r"[A-Za-z0-9:_.-]{1,80}")  # an actor as stored: checked when read
+
+
+MCP = "mcp:"  # an MCP client's actor: mcp:<its name, as it says in `initialize`>
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def is_mcp(actor: str) -> bool:
+    return actor.startswith(MCP)
+
+
+def mcp_client(name: object) -> Actor:
+    """The actor of an MCP client by the name it gave (untrusted: any text, or none), made of
+    the characters an actor may hold: "Claude Code" → mcp:Claude-Code."""
+    clean = _NOT_IN_NAME.sub("-", name if isinstance(name, str) else "").strip("-.")[:60]
+    return Actor(MCP + (clean or "client"))
 
 
 def acting_agent(session: str | None, turn: int | None) -> Actor:

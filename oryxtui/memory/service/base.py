@@ -34,7 +34,7 @@ from oryxtui.memory.format import (
     entry_line,
     parse_scope,
 )
-from oryxtui.memory.history import CLI, Actor, change, current_actor
+from oryxtui.memory.history import CLI, Actor, change, current_actor, is_mcp
 from oryxtui.memory.snapshot import MemoryRead, MemorySnapshot
 from oryxtui.memory.store import (
     LongTermMemoryStore,
@@ -97,8 +97,10 @@ class ServiceBase:
         actor: Actor = CLI,
         consolidate: ConsolidateSettings | None = None,
         review: ReviewSettings | None = None,
+        hold_mcp: bool = True,
     ) -> None:
         self.store = store
+        self.hold_mcp = hold_mcp  # [mcp] hold: MCP clients' saves wait for a person
         self.consolidation = consolidate or ConsolidateSettings()
         self.review = review or ReviewSettings()
         self.actor = actor  # who changes memory through this service, unless a tool call says
@@ -139,6 +141,7 @@ class ServiceBase:
             actor,
             memory.consolidate,
             memory.review,
+            settings.mcp.hold,
         )
 
     @property
@@ -249,12 +252,24 @@ class ServiceBase:
         name = self.resolve_agent(agent)
         by = self.by
         store = self.store
-        if by.kind == "agent" and self.holds(name) and isinstance(store, Recorded):
+        if self.holds_save(by, name):
+            if not isinstance(store, Recorded):
+                raise UsageError(
+                    f"The {self.backend} backend keeps no history, so this save cannot wait "
+                    "for review; nothing was saved — set [mcp] hold = false to trust the client."
+                )
             # Strict review: the entry waits outside the memory until a person approves it.
             held = entry_from_line(entry_line(stamp, clean), parsed_scope)
             store.note(name, change("hold", by, after=[held]))
             return held
         return store.append(name, stamp, clean, parsed_scope, by, op)
+
+    def holds_save(self, by: Actor, agent: AgentArg = FROM_CONTEXT) -> bool:
+        """Whether a save by `by` waits for review: an agent's per `[memory.review]`, an MCP
+        client's per `[mcp] hold` (or `[memory.review]`)."""
+        if is_mcp(by.kind):
+            return self.hold_mcp or self.holds(agent)
+        return by.kind == "agent" and self.holds(agent)
 
     def holds(self, agent: AgentArg = FROM_CONTEXT) -> bool:
         """Whether an agent's saves into this memory are held for review (`[memory.review]`)."""

@@ -11,11 +11,16 @@ from dataclasses import dataclass
 
 from oryxtui.errors import StaleEntry, UsageError
 from oryxtui.memory.format import MemoryEntry, entry_from_line
-from oryxtui.memory.history import Actor, Key, Record, change, origins
+from oryxtui.memory.history import Actor, Key, Record, change, is_mcp, origins
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.store import Recorded
 
-REVIEWED_ACTORS = ("agent", "outside")  # whose changes wait for a person's approval
+REVIEWED_ACTORS = ("agent", "outside")  # whose changes wait for a person's approval …
+
+
+def reviewed(actor: str) -> bool:
+    """… with every MCP client's (mcp:<name>)."""
+    return actor in REVIEWED_ACTORS or is_mcp(actor)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ class Reviewing(ServiceBase):
         waiting: list[Awaiting] = []
         for entry in [*snapshot.core, *snapshot.archival]:
             writer = writers.get((entry.scope, entry.line))
-            if writer is None or writer.actor not in REVIEWED_ACTORS:
+            if writer is None or not reviewed(writer.actor):
                 continue
             if approved.get((entry.scope, entry.line), -1) < writer.n:
                 waiting.append(Awaiting(entry, writer))
@@ -133,7 +138,7 @@ class Reviewing(ServiceBase):
         for item in chosen:
             if item.held:
                 hold = item.record
-                writer = Actor(hold.actor, hold.session, hold.turn)
+                writer = Actor(hold.actor, hold.session, hold.turn, hold.via)
                 admitted = self.admission.entries([item.entry], "the held entry")
                 store.bring_back(name, admitted, writer, "save")
         entries = [item.entry for item in chosen]

@@ -187,7 +187,9 @@ class HistoryScreen(Screen[None]):
 
     @property
     def shown(self) -> list[Record]:
-        return [r for r in self.records if self.who == WHO[0] or r.actor == self.who]
+        return [
+            r for r in self.records if self.who == WHO[0] or r.actor.partition(":")[0] == self.who
+        ]
 
     @property
     def selected(self) -> Record | None:

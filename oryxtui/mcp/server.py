@@ -1,0 +1,271 @@
+"""One agent's memory as an MCP server (the SDK's `MCPServer`): the tools of `tools`, every
+call through the agent loop's own executor (validated, one sentence when refused, audited in
+`tool_invocations`, recorded in the history as `mcp:<client>`); the memory block and its core
+section as resources, with subscriptions of both kinds — `resources/subscribe` (clients of the
+2025 protocol) and `subscriptions/listen` (2026-07-28) — told when the memory changes, by
+whatever writer. The agent is the server's, fixed when it is made: never a tool argument."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+
+from oryxtui import __version__
+from oryxtui.agent.messages import ToolCall
+from oryxtui.agent.tools import ToolExecutor
+from oryxtui.api.events import EventLog
+from oryxtui.api.keys import OPEN, Caller
+from oryxtui.mcp.tools import EDITS, current_caller, mcp_tools
+from oryxtui.memory.events import MemoryChange, Reset, from_json
+from oryxtui.memory.format import Scope
+from oryxtui.memory.history import MARKS, Actor, mcp_client
+from oryxtui.places import Here
+from oryxtui.workspace import GLOBAL_AGENT
+
+log = logging.getLogger("oryxtui.mcp")
+MAX_ARGUMENT_CHARS = 256 * 1024  # a call's arguments as JSON; an entry is far shorter
+INSTRUCTIONS = (
+    "This server is the long-term memory of one agent, shared with the agent's other tools and "
+    "with the people who look after it. Call recall_memory before you answer from assumptions "
+    "or save something again; call save_memory for a durable fact a later session should know "
+    "(one self-contained line). show_memory gives the memory block as the agent's prompt "
+    "receives it. A person may review what you save before it counts."
+)
+
+
+def memory_uri(agent: str | None) -> str:
+    return f"oryx://agents/{agent or GLOBAL_AGENT}/memory"
+
+
+def core_uri(agent: str | None) -> str:
+    return f"oryx://agents/{agent or GLOBAL_AGENT}/memory/core"
+
+
+def one_sentence(message: str) -> str:
+    """A message as a client's model reads it: its first line, ending as a sentence."""
+    line = message.strip().splitlines()[0] if message.strip() else "The call failed."
+    return line if line.endswith((".", "?", "!")) else line + "."
+
+
+class MemoryServer(MCPServer[Any]):
+    """The MCP server of `agent`'s memory at a workspace (`place`)."""
+
+    def __init__(self, place: Here, agent: str | None) -> None:
+        self.bus = InMemorySubscriptionBus()
+        name = agent or GLOBAL_AGENT
+        super().__init__(
+            "oryxtui",
+            title=f"oryxtui memory of {name}",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            log_level="WARNING",
+            subscriptions=self.bus,
+        )
+        self.place = place
+        self.agent = agent
+        memory = place.memory
+        self.tools = mcp_tools(memory, place.episodes, place.settings.mcp.edits)
+        self.executor = ToolExecutor(self.tools, self._audit)
+        self.uris = {memory_uri(agent): False, core_uri(agent): True}  # uri → core only
+        # The connections of clients of the 2025 protocol, by the resource they subscribed to
+        # (held weakly: a client that went away is forgotten).
+        self._watchers: dict[str, weakref.WeakSet[Any]] = {
+            uri: weakref.WeakSet() for uri in self.uris
+        }
+        self.resource(
+            memory_uri(agent),
+            name=f"{name} memory",
+            title=f"The memory block of {name}",
+            description="Core and the injected archival window, exactly as the prompt has it.",
+            mime_type="text/markdown",
+        )(self._block)
+        self.resource(
+            core_uri(agent),
+            name=f"{name} core memory",
+            title=f"The core memory of {name}",
+            description="The core section: the facts in every prompt.",
+            mime_type="text/markdown",
+        )(self._core)
+        low = self._lowlevel_server  # the SDK's own way to serve a method MCPServer does not
+        low.add_request_handler(
+            "resources/subscribe", types.SubscribeRequestParams, self._subscribe
+        )
+        low.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
+        )
+
+    # Tools ----------------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[types.Tool]:
+        listed = []
+        for tool in self.tools.values():
+            schema = tool.Input.model_json_schema()
+            schema.pop("title", None)
+            writes = tool.name in ("save_memory", *EDITS)
+            listed.append(
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=schema,
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=not writes,
+                        destructive_hint=tool.name in EDITS,
+                        idempotent_hint=not writes,
+                        open_world_hint=False,
+                    ),
+                )
+            )
+        return listed
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult:
+        """Run a call: refused in one sentence (a result flagged as an error, as the MCP
+        specification says for a tool's own failures) or answered with the tool's JSON."""
+        actor, caller = who(context)
+        try:
+            raw = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return failed("The arguments are not a JSON object.")
+        if len(raw) > MAX_ARGUMENT_CHARS:
+            return failed(
+                f"The arguments of {name[:64]!r} are {len(raw):,} characters, over the "
+                f"{MAX_ARGUMENT_CHARS:,} this server takes; nothing was done."
+            )
+        if name in EDITS and name not in self.tools:
+            return failed(
+                f"{name} is off on this server: a person turns it on with [mcp] edits = true."
+            )
+        call = ToolCall(f"mcp-{uuid.uuid4().hex[:12]}", name, raw)
+        result = await anyio.to_thread.run_sync(self._execute, call, actor, caller)
+        if not result.success:
+            return failed(result.error or "The call failed.")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result.content)])
+
+    def _execute(self, call: ToolCall, actor: Actor, caller: Caller) -> Any:
+        token = current_caller.set(caller)
+        try:
+            return self.executor.execute(call, self.agent, actor.kind, actor=actor)
+        finally:
+            current_caller.reset(token)
+
+    def _audit(self, *row: Any) -> None:
+        from oryxtui.agent.sessions import SessionStore
+
+        SessionStore(self.place.database).record_tool_call(*row)
+
+    # Resources ------------------------------------------------------------------------------
+
+    async def _block(self) -> str:
+        return await anyio.to_thread.run_sync(self.place.memory.build_context, self.agent)
+
+    async def _core(self) -> str:
+        def core() -> str:
+            snapshot = self.place.memory.snapshot(self.agent)
+            return "".join(entry.line + "\n" for entry in snapshot.core)
+
+        return await anyio.to_thread.run_sync(core)
+
+    async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._watched(str(params.uri)).add(connection_of(ctx))
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: Any, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._watched(str(params.uri)).discard(connection_of(ctx))
+        return types.EmptyResult()
+
+    def _watched(self, uri: str) -> weakref.WeakSet[Any]:
+        watchers = self._watchers.get(uri)
+        if watchers is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"No resource {uri[:200]!r} here: subscribe to {', '.join(self.uris)}.",
+            )
+        return watchers
+
+    async def changed(self, core: bool) -> None:
+        """The memory changed (`core`: its core section may have): every subscriber is told."""
+        for uri, core_only in self.uris.items():
+            if core_only and not core:
+                continue
+            await self.bus.publish(ResourceUpdated(uri=uri))
+            for connection in list(self._watchers[uri]):
+                try:
+                    await connection.send_resource_updated(uri)
+                except Exception:  # that client went away: it is forgotten
+                    self._watchers[uri].discard(connection)
+
+
+def who(context: Context[Any, Any] | None) -> tuple[Actor, Caller]:
+    """The client (by the name it gave in `initialize`) and the key it came with over HTTP
+    (the Authentication middleware put it on the request); over stdio, the person who ran it."""
+    request_context = None if context is None else context.request_context
+    session = None if request_context is None else request_context.session
+    params = getattr(session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    actor = mcp_client(getattr(info, "name", None))
+    request = None if request_context is None else request_context.request
+    caller = getattr(getattr(request, "state", None), "caller", None)
+    if isinstance(caller, Caller):
+        return Actor(actor.kind, via=caller.actor), caller
+    return actor, OPEN
+
+
+def connection_of(ctx: Any) -> Any:
+    """The client's connection a request came on: what outlives the request, to tell it of
+    changes later. (`ctx.session` is a proxy made for each request; the SDK has no public
+    handle on the connection behind it yet.)"""
+    return ctx.session._connection
+
+
+def failed(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=one_sentence(message))], is_error=True
+    )
+
+
+async def follow(events: EventLog, servers: Callable[[], Iterable[MemoryServer]]) -> None:
+    """Tell the servers' subscribers of every memory change the event log hears (the
+    watcher's, the shared database's), until cancelled. A change of the history's
+    bookkeeping only (a save held for review, an approval mark) changes no resource."""
+    seen = events.last
+    while True:
+        if not await events.wait(seen, 30):
+            continue
+        logged = events.after(seen)
+        if logged is None:  # fell behind what the log holds: everything may have changed
+            seen = events.last
+            for server in servers():
+                await server.changed(core=True)
+            continue
+        for item in logged:
+            seen = item.n
+            await _tell(from_json(item.data), servers())
+
+
+async def _tell(event: object, servers: Iterable[MemoryServer]) -> None:
+    match event:
+        case MemoryChange(agent, record):
+            if record is not None and record.op in MARKS:
+                return
+            core = record is None or any(
+                scope is Scope.CORE for scope, _ in (*record.before, *record.after)
+            )
+            for server in servers:
+                if server.agent == agent:
+                    await server.changed(core)
+        case Reset():
+            for server in servers:
+                await server.changed(core=True)
