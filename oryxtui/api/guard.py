@@ -93,7 +93,7 @@ class RequestGuard:
                     if body is None:
                         problem = (413, self._too_large())
                     else:
-                        receive = _replay(body, receive)
+                        receive = replay(body, receive)
         if problem is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
@@ -155,7 +155,7 @@ class RequestGuard:
                 return bytes(body)
 
 
-def _replay(body: bytes, then: Receive) -> Receive:
+def replay(body: bytes, then: Receive) -> Receive:
     """The body read already, then what the client sends next (its disconnect, when it goes:
     a streamed answer is cut off only then)."""
     sent = False

@@ -13,14 +13,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp_types as types
+import pydantic_core
 from anyio.abc import TaskGroup, TaskStatus
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from oryxtui.api.guard import refusal_body
+from oryxtui.api.guard import refusal_body, replay
 from oryxtui.api.state import ApiState, caller_of
 from oryxtui.errors import Forbidden
 from oryxtui.mcp.server import MemoryServer, follow
@@ -97,6 +100,12 @@ class McpEndpoint:
                 "them.",
             )
             return
+        if request.method == "POST":  # (the guard has read the body already: it is at hand)
+            problem = malformed(await request.body())
+            if problem is not None:
+                await refuse(scope, receive, send, 400, problem[1], problem[0])
+                return
+            receive = replay(await request.body(), receive)
         server = await self._server(agent)
         await server.session_manager.handle_request(scope, receive, send)
 
@@ -123,7 +132,29 @@ async def _host(server: MemoryServer, *, task_status: TaskStatus[None]) -> None:
         await anyio.sleep_forever()
 
 
-async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+async def refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str, code: int = -32600
+) -> None:
     """A request refused before MCP reads it: a JSON-RPC error of one sentence."""
-    answer = JSONResponse(refusal_body("/mcp", status, message), status_code=status)
-    await answer(scope, receive, send)
+    body = refusal_body("/mcp", status, message)
+    body["error"]["code"] = code
+    await JSONResponse(body, status_code=status)(scope, receive, send)
+
+
+def malformed(body: bytes) -> tuple[int, str] | None:
+    """(JSON-RPC error code, one sentence) for a body that is not one JSON-RPC message, as
+    the SDK reads them (its own refusal would be pydantic's whole report)."""
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:
+        return types.PARSE_ERROR, "The body is not JSON: send one JSON-RPC 2.0 message."
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:]) or "the message"
+        return types.INVALID_REQUEST, (
+            f"The body is not a JSON-RPC 2.0 message ({where}: {first['msg']}); send a request "
+            "with jsonrpc, id, method and params."
+        )
+    return None

@@ -11,9 +11,11 @@ import json
 import logging
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
@@ -24,6 +26,7 @@ from oryxtui import __version__
 from oryxtui.agent.messages import ToolCall
 from oryxtui.agent.tools import ToolExecutor
 from oryxtui.api.events import EventLog
+from oryxtui.api.feed import EventFeed
 from oryxtui.api.keys import OPEN, Caller
 from oryxtui.mcp.tools import EDITS, current_caller, mcp_tools
 from oryxtui.memory.events import MemoryChange, Reset, from_json
@@ -194,6 +197,23 @@ class MemoryServer(MCPServer[Any]):
                 message=f"No resource {uri[:200]!r} here: subscribe to {', '.join(self.uris)}.",
             )
         return watchers
+
+    @asynccontextmanager
+    async def following(self) -> AsyncIterator[None]:
+        """While open, this server's subscribers are told of every change to its memory, by
+        any writer: the workspace watched, a shared database listened to (as `serve` does,
+        for a server that runs alone: `oryxtui mcp`)."""
+        place = self.place
+        events = EventLog()
+        feed = EventFeed(
+            place.workspace, place.settings, place.memory, events, database=lambda: place.database
+        )
+        async with feed.running(), anyio.create_task_group() as tasks:
+            tasks.start_soon(follow, events, lambda: (self,))
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
 
     async def changed(self, core: bool) -> None:
         """The memory changed (`core`: its core section may have): every subscriber is told."""

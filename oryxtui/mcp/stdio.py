@@ -7,24 +7,16 @@ from __future__ import annotations
 
 import anyio
 
-from oryxtui.api.events import EventLog
-from oryxtui.api.feed import EventFeed
-from oryxtui.mcp.server import MemoryServer, follow
+from oryxtui.mcp.server import MemoryServer
 from oryxtui.places import Here
 
 
 def serve_stdio(place: Here, agent: str | None) -> None:
     """Serve until the client closes standard input."""
     server = MemoryServer(place, agent)
-    events = EventLog()
-    feed = EventFeed(
-        place.workspace, place.settings, place.memory, events, database=lambda: place.database
-    )
 
     async def main() -> None:
-        async with feed.running(), anyio.create_task_group() as tasks:
-            tasks.start_soon(follow, events, lambda: (server,))
+        async with server.following():
             await server.run_stdio_async()
-            tasks.cancel_scope.cancel()
 
     anyio.run(main)

@@ -1,0 +1,191 @@
+"""MCP over streamable HTTP at /mcp of the real `oryxtui serve` (its own process, 127.0.0.1),
+with per-user keys: what each scope may do, agent patterns, a revoked key refused at once,
+the guard in front, malformed requests answered and the server serving on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.workspace import Workspace, init_workspace
+from tests.serve_process import ServeProcess
+from tests.support import agents_with_notes, bearer, cli, make_key
+
+CURSOR = types.Implementation(name="cursor", version="1.0")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
+    workspace = init_workspace(tmp_path_factory.mktemp("mcp") / "project")
+    agents_with_notes(workspace, "ops", "ops-eu", "atlas")
+    make_key(workspace, "admin", "admin")  # from now on every request needs a key
+    with ServeProcess(workspace.root) as server:
+        yield workspace, server.url
+
+
+@asynccontextmanager
+async def session(url: str, key: str | None, agent: str = "ops") -> AsyncIterator[Client]:
+    headers = {} if key is None else bearer(key)
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{url}/mcp/agents/{agent}", http_client=http),
+            mode="legacy",
+            client_info=CURSOR,
+        ) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    result = await client.call_tool(name, arguments)
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    return bool(result.is_error), text.text
+
+
+async def refusal(url: str, key: str | None, agent: str = "ops") -> str:
+    """The sentence a client is refused with before any tool runs."""
+    with pytest.raises(BaseException) as refused:  # the SDK's task group wraps its MCPError
+        async with session(url, key, agent) as client:
+            await client.list_tools()
+    found: BaseException = refused.value
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    assert isinstance(found, MCPError), repr(found)
+    return str(found)
+
+
+def memory_of(workspace: Workspace) -> MemoryService:
+    return MemoryService.open(workspace, Settings())
+
+
+async def test_a_write_key_saves_as_the_client_via_its_key(served: tuple[Workspace, str]) -> None:
+    workspace, url = served
+    key = make_key(workspace, "alice", "write", "ops*")
+    async with session(url, key) as client:
+        failed, answer = await call(client, "save_memory", {"content": "rotate the TLS certs"})
+        assert not failed and json.loads(answer)["held"] is True
+        failed, found = await call(client, "recall_memory", {"query": "note"})
+        assert not failed and "note of ops" in found
+    [held] = [i for i in memory_of(workspace).held("ops") if "TLS" in i.entry.content]
+    assert (held.record.actor, held.record.via) == ("mcp:cursor", "api:alice")
+    async with session(url, key, "ops-eu") as client:  # the pattern reaches ops-eu too
+        failed, _ = await call(client, "show_memory", {})
+        assert not failed
+    said = await refusal(url, key, "atlas")
+    assert "does not reach agent 'atlas'" in said and "ops*" in said
+
+
+async def test_a_read_key_recalls_and_shows_but_cannot_save(served: tuple[Workspace, str]) -> None:
+    workspace, url = served
+    key = make_key(workspace, "reader", "read")
+    before = workspace.memory_file("atlas").read_bytes()
+    async with session(url, key, "atlas") as client:
+        failed, shown = await call(client, "show_memory", {})
+        assert not failed and "core of atlas" in shown
+        failed, found = await call(client, "recall_memory", {"query": "atlas"})
+        assert not failed and "note of atlas" in found
+        failed, said = await call(client, "save_memory", {"content": "not allowed"})
+        assert failed and "has the read scope; saving to memory needs write" in said
+        failed, said = await call(client, "search_conversations", {"query": "deploy"})
+        assert not failed and json.loads(said)["count"] == 0
+    assert workspace.memory_file("atlas").read_bytes() == before
+    assert memory_of(workspace).held("atlas") == []
+
+
+async def test_a_revoked_key_is_refused_at_once(served: tuple[Workspace, str]) -> None:
+    workspace, url = served
+    key = make_key(workspace, "carol", "write")
+    async with session(url, key) as client:
+        failed, _ = await call(client, "show_memory", {})
+        assert not failed
+        assert cli("keys", "revoke", "carol", "--root", str(workspace.root)).code == 0
+        with pytest.raises(MCPError, match="revoked"):
+            await client.call_tool("save_memory", {"content": "after revocation"})
+    assert not any("after revocation" in i.entry.content for i in memory_of(workspace).held("ops"))
+    assert "revoked" in await refusal(url, key)
+
+
+async def test_no_key_or_a_wrong_one_is_refused_in_one_sentence(
+    served: tuple[Workspace, str],
+) -> None:
+    _, url = served
+    assert "Missing key" in await refusal(url, None)
+    assert "Wrong token or key" in await refusal(url, "not-a-key")
+    said = await refusal(url, "oryx_abc_def")
+    assert "\n" not in said and said.endswith(".")
+
+
+async def test_the_guard_and_bad_requests_are_json_rpc_errors(
+    served: tuple[Workspace, str],
+) -> None:
+    workspace, url = served
+    key = make_key(workspace, "dave", "write")
+    headers = {
+        **bearer(key),
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    with httpx.Client(timeout=30) as http:
+        cases = [
+            ({"Host": "evil.example"}, "/mcp/agents/ops", b"{}", 403, "host name"),
+            ({"Origin": "http://evil.example"}, "/mcp/agents/ops", b"{}", 403, "origin"),
+            ({}, "/mcp/elsewhere", b"{}", 404, "/mcp/agents/NAME"),
+            ({}, "/mcp/agents/a b", b"{}", 404, "not an agent name"),
+            ({}, "/mcp/agents/nobody", b"{}", 404, "no agent 'nobody'"),
+            ({}, "/mcp/agents/ops", b"x" * 40_000, 413, "over 32 KB"),
+        ]
+        for extra, path, body, status, said in cases:
+            answer = http.post(url + path, headers={**headers, **extra}, content=body)
+            assert answer.status_code == status, (path, answer.text)
+            error = answer.json()["error"]
+            assert said in error["message"] and answer.json()["jsonrpc"] == "2.0"
+        for body, code in (
+            (b"{not json", -32700),
+            (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', -32600),
+            (b"[]", -32600),
+            (b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}', -32600),
+        ):
+            answer = http.post(url + "/mcp/agents/ops", headers=headers, content=body)
+            assert answer.status_code == 400, answer.text
+            error = answer.json()["error"]
+            assert error["code"] == code and error["message"].count(". ") == 0, error
+            assert error["message"].endswith(".") and "pydantic" not in error["message"]
+    async with session(url, key) as client:  # and it serves on
+        failed, _ = await call(client, "recall_memory", {"query": "note"})
+        assert not failed
+
+
+def test_without_the_extra_mcp_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from oryxtui import extras
+    from oryxtui.api.app import create_api
+    from oryxtui.cli.serve import _serve_mcp
+
+    real = extras.missing
+    monkeypatch.setattr(extras, "missing", lambda extra: ["mcp"] if extra == "mcp" else real(extra))
+    workspace = agents_with_notes(init_workspace(tmp_path / "bare"), "ops")
+    api = create_api(workspace, Settings())
+    assert _serve_mcp(api) is False
+    with TestClient(api, base_url="http://127.0.0.1") as client:
+        answer = client.post("/mcp/agents/ops", json={})
+    assert answer.status_code == 501
+    assert "needs the mcp extra on the server: pip install" in answer.json()["error"]["message"]
+    stdio = cli("mcp", "--agent", "ops", "--root", str(workspace.root))
+    assert stdio.code == 2 and "needs the mcp extra" in stdio.stderr.splitlines()[-1]
