@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from oryxtui import __version__
 from oryxtui.agent.messages import ToolCall
@@ -198,6 +199,29 @@ class MemoryServer(MCPServer[Any]):
             )
         return watchers
 
+    async def run_stdio(self) -> None:
+        """Serve on standard input and output (the SDK's transport) until the client closes
+        them. A line that is not a JSON-RPC message is answered with an error of one sentence
+        (id null, as JSON-RPC asks), where the SDK alone would drop it unanswered."""
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+
+        low = self._lowlevel_server
+        async with stdio_server() as (incoming, outgoing):
+            send, checked = anyio.create_memory_object_stream[Any](0)
+
+            async def check() -> None:
+                async with send:
+                    async for item in incoming:
+                        if isinstance(item, Exception):
+                            await outgoing.send(SessionMessage(unreadable(item)))
+                        else:
+                            await send.send(item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(check)
+                await low.run(checked, outgoing, low.create_initialization_options())
+
     @asynccontextmanager
     async def following(self) -> AsyncIterator[None]:
         """While open, this server's subscribers are told of every change to its memory, by
@@ -241,6 +265,23 @@ def who(context: Context[Any, Any] | None) -> tuple[Actor, Caller]:
     if isinstance(caller, Caller):
         return Actor(actor.kind, via=caller.actor), caller
     return actor, OPEN
+
+
+def unreadable(problem: Exception) -> types.JSONRPCError:
+    """The answer to a line that is not a JSON-RPC message: a parse error when it is not
+    JSON, else an invalid request — one sentence, not the parser's report."""
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    if errors and errors[0]["type"] == "json_invalid":
+        code, message = types.PARSE_ERROR, "The line is not JSON: send one JSON-RPC 2.0 message."
+    else:
+        code, message = (
+            types.INVALID_REQUEST,
+            "The line is not a JSON-RPC 2.0 message: send a request with jsonrpc, id, method "
+            "and params.",
+        )
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+    )
 
 
 def connection_of(ctx: Any) -> Any:

@@ -17,6 +17,6 @@ def serve_stdio(place: Here, agent: str | None) -> None:
 
     async def main() -> None:
         async with server.following():
-            await server.run_stdio_async()
+            await server.run_stdio()
 
     anyio.run(main)
