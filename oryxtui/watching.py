@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oryxtui.memory.events import AgentsChange, DatabaseWritten, Event, Hello, MemoryChange
+from oryxtui.memory.history import history_path
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, AgentName, Workspace, is_valid_agent_name
 
 if TYPE_CHECKING:
@@ -52,6 +53,11 @@ def watched_folders(workspace: Workspace) -> list[Path]:
     return [folder for folder in folders if folder.is_dir()]
 
 
+# A memory's file and its history beside it: a save held for review, or its approval, changes
+# only the history.
+MEMORY_NAMES = (MEMORY_FILE, history_path(Path(MEMORY_FILE)).name)
+
+
 def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> WorkspaceChanges:
     """Every change type is a reload: an atomic replace arrives as `added`."""
     changes = WorkspaceChanges()
@@ -68,10 +74,10 @@ def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> Work
             changes.agents_changed = changes.rearm = True
             if is_valid_agent_name(path.name):
                 changes.memory.add(path.name)
-        elif path.name == MEMORY_FILE and parent == workspace.global_memory_file.parent:
+        elif path.name in MEMORY_NAMES and parent == workspace.global_memory_file.parent:
             changes.memory.add(GLOBAL)
         elif parent.parent == agents_dir and is_valid_agent_name(parent.name):
-            if path.name == MEMORY_FILE:
+            if path.name in MEMORY_NAMES:
                 changes.memory.add(parent.name)
             elif path.name == AGENT_FILE:
                 changes.agents_changed = changes.rearm = True
@@ -85,7 +91,7 @@ def _relevant(workspace: Workspace, database: bool) -> Callable[[Change, str], b
 
     def keep(_change: Change, raw_path: str) -> bool:
         path = Path(raw_path)
-        if path.name in (MEMORY_FILE, AGENT_FILE):
+        if path.name in (*MEMORY_NAMES, AGENT_FILE):
             return True
         parent = str(path.parent)
         return parent == agents_dir or (parent == root and path.name in root_names)
