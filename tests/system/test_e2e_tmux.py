@@ -250,3 +250,56 @@ def test_wide_panes_and_no_typing_into_a_hidden_chat(terminal: Terminal, tmp_pat
     terminal.keys("Enter")
     terminal.wait(lambda: "Noted in archival memory." in terminal.screen(), "the reply")
     assert "] typing is seen" in memory_file.read_text()
+
+
+def test_an_mcp_clients_save_shows_live_in_history_and_inbox(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    import threading
+
+    import anyio
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+
+    demo = tmp_path / "demo"
+    assert run_oryxtui("demo", str(demo), "--no-open").returncode == 0
+    with (demo / ".oryxos" / "config.toml").open("a", encoding="utf-8") as config:
+        config.write("\n[mcp]\nhold = false\n")  # a trusted client: its saves go in at once
+    terminal.start(f"env COLUMNS=120 LINES=40 {oryxtui_executable()} --root {demo}; sleep 30")
+    terminal.wait(lambda: "Archival · 5" in terminal.screen(), "the dashboard")
+
+    async def client_saves() -> None:
+        launched = StdioServerParameters(
+            command=oryxtui_executable(), args=["mcp", "--agent", "atlas", "--root", str(demo)]
+        )
+        info = types.Implementation(name="tmux-client", version="1")
+        async with Client(launched, mode="legacy", client_info=info) as client:
+            result = await client.call_tool("save_memory", {"content": "saved over MCP"})
+            assert not result.is_error
+
+    # The mark fades after a few seconds: read the screen while the client is still closing.
+    client = threading.Thread(target=anyio.run, args=(client_saves,))
+    client.start()
+    terminal.wait(
+        lambda: any(
+            "saved over MCP" in line and "+" in line.split("saved over MCP")[0]
+            for line in terminal.screen().splitlines()
+        ),
+        "the client's entry, marked +",
+    )
+    client.join(timeout=60)
+    terminal.keys("h")
+    terminal.wait(lambda: "mcp:tmux-client" in terminal.screen(), "the history naming the client")
+    terminal.keys("Escape")
+    terminal.wait(lambda: "mcp:tmux-client" not in terminal.screen(), "the history to close")
+    terminal.keys("I")
+    terminal.wait(
+        lambda: (
+            "saved over MCP" in (screen := terminal.screen())
+            and "saved by mcp:tmux-client" in screen
+        ),
+        "the entry in the review inbox",
+    )
+    terminal.keys("Escape")
+    terminal.keys("q")
+    terminal.wait(lambda: "Archival" not in terminal.screen(), "the dashboard to quit")
