@@ -7,6 +7,7 @@ whatever writer. The agent is the server's, fixed when it is made: never a tool 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
@@ -29,6 +30,7 @@ from oryxtui.agent.tools import ToolExecutor
 from oryxtui.api.events import EventLog
 from oryxtui.api.feed import EventFeed
 from oryxtui.api.keys import OPEN, Caller
+from oryxtui.errors import OryxError
 from oryxtui.mcp.tools import EDITS, current_caller, mcp_tools
 from oryxtui.memory.events import MemoryChange, Reset, from_json
 from oryxtui.memory.format import Scope
@@ -141,15 +143,18 @@ class MemoryServer(MCPServer[Any]):
             raw = json.dumps(arguments, ensure_ascii=False)
         except (TypeError, ValueError):
             return failed("The arguments are not a JSON object.")
+        refusal = None
         if len(raw) > MAX_ARGUMENT_CHARS:
-            return failed(
+            refusal = (
                 f"The arguments of {name[:64]!r} are {len(raw):,} characters, over the "
                 f"{MAX_ARGUMENT_CHARS:,} this server takes; nothing was done."
             )
-        if name in EDITS and name not in self.tools:
-            return failed(
-                f"{name} is off on this server: a person turns it on with [mcp] edits = true."
-            )
+        elif name in EDITS and name not in self.tools:
+            refusal = f"{name} is off on this server: a person turns it on with [mcp] edits = true."
+        if refusal is not None:  # audited too, without arguments it would not take
+            row = (actor.kind, name[:128], None, None, False, refusal, 0)
+            await anyio.to_thread.run_sync(self._audit_quietly, *row)
+            return failed(refusal)
         call = ToolCall(f"mcp-{uuid.uuid4().hex[:12]}", name, raw)
         result = await anyio.to_thread.run_sync(self._execute, call, actor, caller)
         if not result.success:
@@ -162,6 +167,10 @@ class MemoryServer(MCPServer[Any]):
             return self.executor.execute(call, self.agent, actor.kind, actor=actor)
         finally:
             current_caller.reset(token)
+
+    def _audit_quietly(self, *row: Any) -> None:
+        with contextlib.suppress(OryxError):  # the answer goes back even so
+            self._audit(*row)
 
     def _audit(self, *row: Any) -> None:
         from oryxtui.agent.sessions import SessionStore

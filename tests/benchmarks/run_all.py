@@ -17,6 +17,7 @@ import bench_attach
 import bench_cli
 import bench_dashboard
 import bench_import
+import bench_mcp
 import bench_memory
 import bench_postgres
 import bench_prompt
@@ -40,6 +41,7 @@ def collect() -> dict[str, object]:
         "postgres": bench_postgres.run(),
         "attach": bench_attach.run(),
         "turns": bench_turns.run(),
+        "mcp": bench_mcp.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 

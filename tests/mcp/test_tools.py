@@ -165,7 +165,9 @@ async def test_bad_calls_are_one_sentence_and_write_nothing(
         again, _ = await call(client, "recall_memory", {"query": "note"})  # still serving
         assert not again
     assert ops.memory_file("ops").read_bytes() == before
-    assert all(row[0] == "mcp:Claude-Code" for row in audit(ops))
+    rows = audit(ops)
+    assert rows[0][:3] == ("mcp:Claude-Code", name, 0) and said in rows[0][3]  # audited
+    assert all(row[0] == "mcp:Claude-Code" for row in rows)
 
 
 async def test_recall_puts_matching_core_first_then_archival_best_first(ops: Workspace) -> None:

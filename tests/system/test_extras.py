@@ -1,8 +1,8 @@
 """Each pip extra works alone, installed as the README says, from a wheel of this checkout into
 a virtual environment of its own: `web` serves the browser dashboard without the server's
 packages, `server` serves the REST API without the web's, `local` recalls by meaning with the
-model its wheel carries, and without one, each says in one sentence how to install it (the
-installed package's form). Slow: real installs."""
+model its wheel carries, `mcp` answers an MCP client on stdio, and without one, each says in
+one sentence how to install it (the installed package's form). Slow: real installs."""
 
 from __future__ import annotations
 
@@ -78,6 +78,28 @@ def run(
     )
 
 
+def stdio_tools(bin_folder: Path, root: str) -> set[str]:
+    """The tools `oryxtui mcp` lists to a client that starts it and asks."""
+    import json
+
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    done = subprocess.run(
+        [str(bin_folder / "oryxtui"), "mcp", "--root", root],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    return {tool["name"] for tool in answers[2]["result"]["tools"]}
+
+
 @pytest.fixture
 def served() -> Iterator[list[subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
@@ -97,7 +119,7 @@ def answered(url: str, deadline: float) -> httpx.Response:
             time.sleep(0.1)
 
 
-@pytest.mark.parametrize("extra", [None, "web", "server", "local"])
+@pytest.mark.parametrize("extra", [None, "web", "server", "local", "mcp"])
 def test_each_extra_works_alone(
     tmp_path: Path, wheel: Path, extra: str | None, served: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -105,7 +127,7 @@ def test_each_extra_works_alone(
     root = str(init_workspace(tmp_path / "ws").root)
     saved = run(bin_folder, "memory", "save", "--root", root, "core works with any extra")
     assert saved.returncode == 0, saved.stderr
-    for name, command in (("web", "web"), ("server", "serve")):
+    for name, command in (("web", "web"), ("server", "serve"), ("mcp", "mcp")):
         if name == extra:
             continue
         refused = run(bin_folder, command, "--root", root)
@@ -129,7 +151,9 @@ def test_each_extra_works_alone(
     else:  # the model is in the wheel: meaning, offline, with nothing downloaded
         assert recalled.returncode == 0, recalled.stderr
         assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout
-    if extra in (None, "local"):
+    if extra == "mcp":  # a client's session on stdio, with nothing else installed
+        assert stdio_tools(bin_folder, root) >= {"save_memory", "recall_memory", "show_memory"}
+    if extra in (None, "local", "mcp"):
         return
     port = free_port()
     command = "web" if extra == "web" else "serve"
