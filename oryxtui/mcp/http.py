@@ -115,6 +115,7 @@ class McpEndpoint:
             if server is None:
                 assert self._tasks is not None, "the app's lifespan is not running"
                 server = MemoryServer(self.state.place, agent)
+                server.still = self.state.auth.still  # a revoked key hears nothing more
                 # The guard in front of the whole app checks Host and Origin already.
                 server.streamable_http_app(
                     transport_security=TransportSecuritySettings(

@@ -85,6 +85,12 @@ class MemoryServer(MCPServer[Any]):
         self.uris = {memory_uri(agent): False, core_uri(agent): True}  # uri → core only
         # The connections of clients of the 2025 protocol, by the resource they subscribed to
         # (held weakly: a client that went away is forgotten).
+        # … and over HTTP the key each subscribed with, checked again before each notice (a
+        # revoked key hears nothing more); `still` is the server's check, set by `mcp.http`.
+        self._keys: weakref.WeakKeyDictionary[Any, tuple[str | None, Caller]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.still: Callable[[str | None, Caller], bool] | None = None
         self._watchers: dict[str, weakref.WeakSet[Any]] = {
             uri: weakref.WeakSet() for uri in self.uris
         }
@@ -190,7 +196,11 @@ class MemoryServer(MCPServer[Any]):
         return await anyio.to_thread.run_sync(core)
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._watched(str(params.uri)).add(connection_of(ctx))
+        connection = connection_of(ctx)
+        self._watched(str(params.uri)).add(connection)
+        caller = getattr(getattr(ctx.request, "state", None), "caller", None)
+        if isinstance(caller, Caller):
+            self._keys[connection] = (ctx.request.headers.get("authorization"), caller)
         return types.EmptyResult()
 
     async def _unsubscribe(
@@ -231,6 +241,12 @@ class MemoryServer(MCPServer[Any]):
                 tasks.start_soon(check)
                 await low.run(checked, outgoing, low.create_initialization_options())
 
+    async def _still_allowed(self, connection: Any) -> bool:
+        key = self._keys.get(connection)
+        if key is None or self.still is None:
+            return True
+        return await anyio.to_thread.run_sync(self.still, *key)
+
     @asynccontextmanager
     async def following(self) -> AsyncIterator[None]:
         """While open, this server's subscribers are told of every change to its memory, by
@@ -255,6 +271,9 @@ class MemoryServer(MCPServer[Any]):
                 continue
             await self.bus.publish(ResourceUpdated(uri=uri))
             for connection in list(self._watchers[uri]):
+                if not await self._still_allowed(connection):
+                    self._watchers[uri].discard(connection)
+                    continue
                 try:
                     await connection.send_resource_updated(uri)
                 except Exception:  # that client went away: it is forgotten

@@ -5,11 +5,13 @@ the guard in front, malformed requests answered and the server serving on."""
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import mcp_types as types
 import pytest
@@ -18,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from oryxtui.config import Settings
+from oryxtui.mcp.server import memory_uri
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
 from tests.serve_process import ServeProcess
@@ -189,3 +192,71 @@ def test_without_the_extra_mcp_says_how_to_install_it(
     assert "needs the mcp extra on the server: pip install" in answer.json()["error"]["message"]
     stdio = cli("mcp", "--agent", "ops", "--root", str(workspace.root))
     assert stdio.code == 2 and "needs the mcp extra" in stdio.stderr.splitlines()[-1]
+
+
+async def test_subscribers_hear_changes_until_their_key_is_revoked(
+    served: tuple[Workspace, str],
+) -> None:
+    workspace, url = served
+    keep, lose = make_key(workspace, "erin", "read"), make_key(workspace, "frank", "read")
+    told: dict[str, list[str]] = {"erin": [], "frank": []}
+
+    def listener(name: str) -> Any:
+        async def heard(message: Any) -> None:
+            if isinstance(message, types.ResourceUpdatedNotification):
+                told[name].append(message.params.uri)
+
+        return heard
+
+    async with (
+        httpx.AsyncClient(headers=bearer(keep), timeout=30) as http_a,
+        httpx.AsyncClient(headers=bearer(lose), timeout=30) as http_b,
+        Client(
+            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http_a),
+            mode="legacy",
+            client_info=CURSOR,
+            message_handler=listener("erin"),
+        ) as erin,
+        Client(
+            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http_b),
+            mode="legacy",
+            client_info=CURSOR,
+            message_handler=listener("frank"),
+        ) as frank,
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the 2025 protocol's subscribe
+            await erin.session.subscribe_resource(memory_uri("atlas"))
+            await frank.session.subscribe_resource(memory_uri("atlas"))
+        root = ("--root", str(workspace.root))
+        assert cli("memory", "save", "--agent", "atlas", *root, "first change").code == 0
+        await until(lambda: told["erin"] and told["frank"])
+        assert cli("keys", "revoke", "frank", *root).code == 0
+        told = {"erin": [], "frank": []}
+        assert cli("memory", "save", "--agent", "atlas", *root, "second change").code == 0
+        await until(lambda: told["erin"])
+        await anyio.sleep(0.5)  # (nothing to wait for: what must not come)
+        assert told["frank"] == []
+
+
+async def test_clients_gone_mid_call_leave_the_server_serving(
+    served: tuple[Workspace, str],
+) -> None:
+    workspace, url = served
+    key = make_key(workspace, "gina", "write")
+    for n in range(5):
+        with anyio.move_on_after(0.05 * (n + 1)):  # cut off at another moment each time
+            async with session(url, key) as client:
+                for m in range(50):
+                    await client.call_tool("save_memory", {"content": f"cut {n}-{m}"})
+    async with session(url, key) as client:
+        failed, _ = await call(client, "recall_memory", {"query": "note"})
+        assert not failed
+    held = [i.entry.content for i in memory_of(workspace).held("ops") if "cut " in i.entry.content]
+    assert len(held) == len(set(held)) and all(c.count("-") == 1 for c in held)
+
+
+async def until(condition: Any, timeout: float = 15) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.02)

@@ -5,6 +5,7 @@ review inbox), and subscriptions of both protocols told of changes by other writ
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import warnings
 from collections.abc import AsyncIterator
@@ -23,8 +24,9 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.places import Here
 from oryxtui.workspace import Workspace
+from tests.backends import BACKENDS, backend_settings, on_database
 from tests.dashboard_support import upstream_append
-from tests.support import agents_with_notes
+from tests.support import agents_with_notes, oryxtui_executable
 
 CLIENT = types.Implementation(name="Claude Code", version="2.1")
 
@@ -273,6 +275,49 @@ async def test_a_listening_client_is_told_too(ops: Workspace) -> None:
                 async for event in listening:
                     assert event.uri == memory_uri("ops")  # type: ignore[union-attr]
                     break
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_subscriber_hears_another_process_on_every_backend(
+    request: pytest.FixtureRequest, ops: Workspace, backend: str
+) -> None:
+    """Another process (another host, on a shared database) saves: the subscriber hears it."""
+    settings = backend_settings(request, backend)
+    told: list[str] = []
+
+    async def heard(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            told.append(message.params.uri)
+
+    env = on_database(str(settings.database.url)) if backend == "postgres" else {}
+    if backend == "sqlite":
+        ops.config_path.write_text('[memory]\nbackend = "sqlite"\n')
+    server = MemoryServer(Here(ops, settings), "ops")
+    async with (
+        server.following(),
+        Client(server, mode="legacy", client_info=CLIENT, message_handler=heard) as client,
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await client.session.subscribe_resource(memory_uri("ops"))
+        await anyio.sleep(0.3)  # the watcher (or the listener) armed
+        saved = await anyio.run_process(
+            [
+                oryxtui_executable(),
+                "memory",
+                "save",
+                "--agent",
+                "ops",
+                "--root",
+                str(ops.root),
+                "from another process",
+            ],
+            env={**os.environ, **env},
+        )
+        assert saved.returncode == 0
+        await until(lambda: memory_uri("ops") in told)
+        block = (await client.read_resource(memory_uri("ops"))).contents[0]
+        assert "from another process" in block.text  # type: ignore[union-attr]
 
 
 async def until(condition: Any, timeout: float = 15) -> None:
