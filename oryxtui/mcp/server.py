@@ -14,6 +14,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from functools import cached_property
 from typing import Any
 
 import anyio
@@ -26,6 +27,7 @@ from pydantic import ValidationError
 
 from oryxtui import __version__
 from oryxtui.agent.messages import ToolCall
+from oryxtui.agent.sessions import SessionStore
 from oryxtui.agent.tools import ToolExecutor
 from oryxtui.api.events import EventLog
 from oryxtui.api.feed import EventFeed
@@ -38,7 +40,6 @@ from oryxtui.memory.history import MARKS, Actor, mcp_client
 from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT
 
-log = logging.getLogger("oryxtui.mcp")
 MAX_ARGUMENT_CHARS = 256 * 1024  # a call's arguments as JSON; an entry is far shorter
 INSTRUCTIONS = (
     "This server is the long-term memory of one agent, shared with the agent's other tools and "
@@ -67,6 +68,9 @@ class MemoryServer(MCPServer[Any]):
     """The MCP server of `agent`'s memory at a workspace (`place`)."""
 
     def __init__(self, place: Here, agent: str | None) -> None:
+        # The SDK configures the root logger (rich, with colours) unless it is configured: plain
+        # lines on standard error, as the rest of oryxtui's servers write them.
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         self.bus = InMemorySubscriptionBus()
         name = agent or GLOBAL_AGENT
         super().__init__(
@@ -84,16 +88,16 @@ class MemoryServer(MCPServer[Any]):
         self.executor = ToolExecutor(self.tools, self._audit)
         self.uris = {memory_uri(agent): False, core_uri(agent): True}  # uri → core only
         # The connections of clients of the 2025 protocol, by the resource they subscribed to
-        # (held weakly: a client that went away is forgotten).
+        # (held weakly: a client that went away is forgotten) …
+        self._watchers: dict[str, weakref.WeakSet[Any]] = {
+            uri: weakref.WeakSet() for uri in self.uris
+        }
         # … and over HTTP the key each subscribed with, checked again before each notice (a
         # revoked key hears nothing more); `still` is the server's check, set by `mcp.http`.
         self._keys: weakref.WeakKeyDictionary[Any, tuple[str | None, Caller]] = (
             weakref.WeakKeyDictionary()
         )
         self.still: Callable[[str | None, Caller], bool] | None = None
-        self._watchers: dict[str, weakref.WeakSet[Any]] = {
-            uri: weakref.WeakSet() for uri in self.uris
-        }
         self.resource(
             memory_uri(agent),
             name=f"{name} memory",
@@ -179,9 +183,13 @@ class MemoryServer(MCPServer[Any]):
             self._audit(*row)
 
     def _audit(self, *row: Any) -> None:
-        from oryxtui.agent.sessions import SessionStore
+        self._audit_log.record_tool_call(*row)
 
-        SessionStore(self.place.database).record_tool_call(*row)
+    @cached_property
+    def _audit_log(self) -> SessionStore:
+        """Where calls are audited (one store: a row a failing database kept back is written
+        with the next)."""
+        return SessionStore(self.place.database)
 
     # Resources ------------------------------------------------------------------------------
 
