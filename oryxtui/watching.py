@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oryxtui.memory.events import AgentsChange, DatabaseWritten, Event, Hello, MemoryChange
+from oryxtui.memory.events import (
+    AgentsChange,
+    DatabaseWritten,
+    Event,
+    Hello,
+    HistoryWritten,
+    MemoryChange,
+)
 from oryxtui.memory.history import history_path
 from oryxtui.workspace import AGENT_FILE, MEMORY_FILE, AgentName, Workspace, is_valid_agent_name
 
@@ -30,6 +37,7 @@ class WorkspaceChanges:
     """What one batch of file events means for the dashboard."""
 
     memory: set[AgentName] = field(default_factory=set)  # agents whose MEMORY.md changed
+    histories: set[AgentName] = field(default_factory=set)  # … whose history file changed
     database: bool = False  # oryxos.db changed: any agent's sqlite-backed memory may have
     agents_changed: bool = False  # an agent came or went, or an AGENT.md changed
     rearm: bool = False  # the set of folders to watch is different now
@@ -37,9 +45,12 @@ class WorkspaceChanges:
 
     def events(self) -> list[Event]:
         """The batch as events: `Hello` when the watch (re)started, a `MemoryChange` per
-        agent (the global memory first), `AgentsChange`, `DatabaseWritten`."""
+        agent (the global memory first), `HistoryWritten` per agent whose history alone
+        changed, `AgentsChange`, `DatabaseWritten`."""
         told: list[Event] = [Hello()] if self.armed else []
         told += [MemoryChange(agent) for agent in sorted(self.memory, key=lambda a: a or "")]
+        only = self.histories - self.memory  # the file changed too: its change says it all
+        told += [HistoryWritten(agent) for agent in sorted(only, key=lambda a: a or "")]
         if self.agents_changed:
             told.append(AgentsChange())
         if self.database:
@@ -53,9 +64,8 @@ def watched_folders(workspace: Workspace) -> list[Path]:
     return [folder for folder in folders if folder.is_dir()]
 
 
-# A memory's file and its history beside it: a save held for review, or its approval, changes
-# only the history.
-MEMORY_NAMES = (MEMORY_FILE, history_path(Path(MEMORY_FILE)).name)
+# A memory's history beside its file: a save held for review, or its approval, changes only it.
+HISTORY_FILE = history_path(Path(MEMORY_FILE)).name
 
 
 def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> WorkspaceChanges:
@@ -74,11 +84,15 @@ def classify(workspace: Workspace, events: Iterable[tuple[Change, str]]) -> Work
             changes.agents_changed = changes.rearm = True
             if is_valid_agent_name(path.name):
                 changes.memory.add(path.name)
-        elif path.name in MEMORY_NAMES and parent == workspace.global_memory_file.parent:
+        elif path.name == MEMORY_FILE and parent == workspace.global_memory_file.parent:
             changes.memory.add(GLOBAL)
+        elif path.name == HISTORY_FILE and parent == workspace.global_memory_file.parent:
+            changes.histories.add(GLOBAL)
         elif parent.parent == agents_dir and is_valid_agent_name(parent.name):
-            if path.name in MEMORY_NAMES:
+            if path.name == MEMORY_FILE:
                 changes.memory.add(parent.name)
+            elif path.name == HISTORY_FILE:
+                changes.histories.add(parent.name)
             elif path.name == AGENT_FILE:
                 changes.agents_changed = changes.rearm = True
                 changes.memory.add(parent.name)
@@ -91,7 +105,7 @@ def _relevant(workspace: Workspace, database: bool) -> Callable[[Change, str], b
 
     def keep(_change: Change, raw_path: str) -> bool:
         path = Path(raw_path)
-        if path.name in (*MEMORY_NAMES, AGENT_FILE):
+        if path.name in (MEMORY_FILE, HISTORY_FILE, AGENT_FILE):
             return True
         parent = str(path.parent)
         return parent == agents_dir or (parent == root and path.name in root_names)
@@ -130,7 +144,12 @@ async def watch_workspace(
                 yield WorkspaceChanges(armed=True)
             while True:
                 changes = classify(workspace, await batch)
-                if changes.memory or changes.agents_changed or changes.database:
+                if (
+                    changes.memory
+                    or changes.histories
+                    or changes.agents_changed
+                    or changes.database
+                ):
                     yield changes
                 if changes.rearm:
                     break

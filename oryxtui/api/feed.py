@@ -21,6 +21,7 @@ from oryxtui.memory.events import (
     AgentsChange,
     DatabaseWritten,
     Event,
+    HistoryWritten,
     IndexProgress,
     KeysChange,
     MemoryChange,
@@ -253,7 +254,7 @@ class EventFeed:
         async for changes in watch_workspace(self.workspace, 10, 30, database=database):
             for event in changes.events():
                 match event:
-                    case MemoryChange(agent):
+                    case MemoryChange(agent) | HistoryWritten(agent):  # (told once, by record)
                         await anyio.to_thread.run_sync(self.memory_changed, agent)
                     case AgentsChange():
                         self.agents_changed()

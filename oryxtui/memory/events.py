@@ -60,6 +60,14 @@ class KeysChange:
 
 
 @dataclass(frozen=True)
+class HistoryWritten:
+    """A memory's history was written but not its file: a save held for review, an approval,
+    or oryxtui recording a change it found (the watcher's; the feed tells what it holds)."""
+
+    agent: str | None
+
+
+@dataclass(frozen=True)
 class DatabaseWritten:
     """oryxos.db was written: sessions, keys, and memory kept in its tables may have changed."""
 
@@ -101,6 +109,7 @@ Event = (
     | IndexProgress
     | KeysChange
     | DatabaseWritten
+    | HistoryWritten
     | Hello
     | Reset
     | StoreState
@@ -120,6 +129,7 @@ _KINDS: dict[type, str] = {
     IndexProgress: "index",
     KeysChange: "keys",
     DatabaseWritten: "database",
+    HistoryWritten: "history",
     Hello: "hello",
     Reset: "reset",
     StoreState: "store",

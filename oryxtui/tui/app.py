@@ -25,6 +25,7 @@ from oryxtui.memory.events import (
     DatabaseWritten,
     Event,
     Hello,
+    HistoryWritten,
     IndexProgress,
     MemoryChange,
     Reset,
@@ -39,6 +40,7 @@ from oryxtui.tui.commands import DashboardCommands
 from oryxtui.tui.messages import (
     AgentsChanged,
     Heard,
+    HistoryChanged,
     IndexChanged,
     MemoryChanged,
     Noticed,
@@ -194,6 +196,8 @@ class OryxApp(App[None]):
         match heard.event:
             case MemoryChange(agent):
                 dashboard.post_message(MemoryChanged(agent))
+            case HistoryWritten(agent):
+                dashboard.post_message(HistoryChanged(agent))
             case Reset() | DatabaseWritten():  # which agent is not known: every one
                 dashboard.post_message(StoreChanged(everyone=True))
             case Hello():

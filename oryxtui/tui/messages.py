@@ -57,6 +57,16 @@ class MemoryChanged(Message):
 
 
 @dataclass
+class HistoryChanged(Message):
+    """An agent's history file changed and its MEMORY.md did not (a save held for review)."""
+
+    agent: AgentName
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, HistoryChanged) and message.agent == self.agent
+
+
+@dataclass
 class ServersChanged(Message):
     """An attached server was lost or came back: the sidebar marks it."""
 

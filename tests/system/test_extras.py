@@ -88,16 +88,19 @@ def stdio_tools(bin_folder: Path, root: str) -> set[str]:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    done = subprocess.run(
+    server = subprocess.Popen(
         [str(bin_folder / "oryxtui"), "mcp", "--root", root],
-        input="".join(json.dumps(line) + "\n" for line in lines),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         text=True,
-        timeout=120,
     )
-    assert done.returncode == 0, done.stderr
-    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
-    return {tool["name"] for tool in answers[2]["result"]["tools"]}
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+    server.stdin.flush()
+    answers = [json.loads(server.stdout.readline()) for _ in range(2)]  # then it may go
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0
+    return {tool["name"] for tool in answers[1]["result"]["tools"]}
 
 
 @pytest.fixture
@@ -150,7 +153,17 @@ def test_each_extra_works_alone(
         assert recalled.stderr.count("\n") == 1 and "Traceback" not in recalled.stderr
     else:  # the model is in the wheel: meaning, offline, with nothing downloaded
         assert recalled.returncode == 0, recalled.stderr
-        assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout
+        explained = run(
+            bin_folder,
+            "memory",
+            "recall",
+            "--json",
+            "--explain",
+            "--root",
+            str(meaning.root),
+            asked,
+        )  # (what the recall saw, should the next line fail)
+        assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout, explained
     if extra == "mcp":  # a client's session on stdio, with nothing else installed
         assert stdio_tools(bin_folder, root) >= {"save_memory", "recall_memory", "show_memory"}
     if extra in (None, "local", "mcp"):

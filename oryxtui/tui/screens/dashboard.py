@@ -31,6 +31,7 @@ from oryxtui.tui.messages import (
     AgentsListed,
     CensusTaken,
     Changed,
+    HistoryChanged,
     IndexChanged,
     MemoryChanged,
     ServersChanged,
@@ -245,6 +246,13 @@ class DashboardScreen(Screen[None]):
             self.pacer.request(event.agent)
         elif self.service.watch is Watch.NOTIFY:
             self.reading.list_agents()  # an agent new to the shared database
+        self.changes.publish(Changed(event.agent))
+
+    @on(HistoryChanged)
+    def _history_changed(self, event: HistoryChanged) -> None:
+        self.agent_list.recount(event.agent)  # a held save: counted, not marked as changed
+        if event.agent == self.shown:
+            self.pacer.request(event.agent)  # the prompt says what awaits review
         self.changes.publish(Changed(event.agent))
 
     @on(StoreChanged)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -147,6 +148,21 @@ class AgentList(OptionList):
         """Every listed agent but `than` (the screen's selection: the bound copy here may be
         a moment behind it)."""
         return [agent for agent in self.order if agent != than]
+
+    def recount(self, agent: AgentName) -> None:
+        """Read one agent's counts again without marking it changed (its history alone was
+        written: a save held for review, say)."""
+        if agent in self.summaries:
+            self.run_worker(
+                partial(self._recounted, agent),
+                group=f"recount-{agent}",
+                exclusive=True,
+                thread=True,
+                exit_on_error=False,
+            )
+
+    def _recounted(self, agent: AgentName) -> None:
+        self.post_message(SummariesLoaded([self.read_summary(agent)]))
 
     def mark_changed(self, agent: AgentName) -> None:
         """Show a marker beside the agent for a few seconds (its memory just changed)."""
