@@ -37,11 +37,11 @@ def is_mcp(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def refusal_body(path: str, status: int, message: str) -> dict[str, Any]:
+def refusal_body(path: str, status: int, message: str, rpc_code: int = -32600) -> dict[str, Any]:
     """A refusal as the client at `path` reads one: upstream's envelope, or (MCP) a JSON-RPC
-    error with the same sentence."""
+    error with the same sentence (`rpc_code`: invalid request unless said)."""
     if is_mcp(path):
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": rpc_code, "message": message}}
     return {"code": status, "message": message, "data": None, "timestamp": int(time.time() * 1000)}
 
 

@@ -93,11 +93,12 @@ def _serve_mcp(api: FastAPI) -> bool:
     from fastapi import Request
     from fastapi.responses import JSONResponse
 
+    from oryxtui.api.guard import refusal_body
+
     sentence = f"MCP needs the mcp extra on the server: {install_command('mcp')}."
 
     async def refuse(_: Request) -> JSONResponse:
-        error = {"code": -32601, "message": sentence}
-        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=501)
+        return JSONResponse(refusal_body("/mcp", 501, sentence, -32601), status_code=501)
 
     for path in ("/mcp", "/mcp/{rest:path}"):
         api.add_route(path, refuse, methods=["GET", "POST", "DELETE"])

@@ -137,8 +137,7 @@ async def refuse(
     scope: Scope, receive: Receive, send: Send, status: int, message: str, code: int = -32600
 ) -> None:
     """A request refused before MCP reads it: a JSON-RPC error of one sentence."""
-    body = refusal_body("/mcp", status, message)
-    body["error"]["code"] = code
+    body = refusal_body("/mcp", status, message, code)
     await JSONResponse(body, status_code=status)(scope, receive, send)
 
 
