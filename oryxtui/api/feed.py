@@ -33,6 +33,7 @@ from oryxtui.memory.store import Listened, Recorded
 from oryxtui.workspace import Workspace
 
 log = logging.getLogger("oryxtui.api")
+WATCH_ARMED_SECONDS = 5.0  # how long running() waits for the watch to be set up
 
 
 class Hints:
@@ -98,6 +99,7 @@ class EventFeed:
         self._keys_seen: str | None = None  # a digest of the keys table's state
         self._lock = threading.Lock()
         self._database: Any = None  # where sessions are: opened on first use
+        self._watching: asyncio.Event | None = None  # set once the files are watched
 
     # What the server starts with -----------------------------------------------------------
 
@@ -226,10 +228,14 @@ class EventFeed:
 
         stopped = threading.Event()
         await anyio.to_thread.run_sync(self.prime)
+        self._watching = asyncio.Event()
         watching = asyncio.ensure_future(self.watch_files())
         threading.Thread(target=self.listen, args=(stopped,), daemon=True).start()
         if self.memory.embeds:
             threading.Thread(target=self._keep_index, args=(stopped,), daemon=True).start()
+        with contextlib.suppress(TimeoutError):  # a change from now on is seen (not waited
+            async with asyncio.timeout(WATCH_ARMED_SECONDS):  # for forever: no folder, say)
+                await self._watching.wait()
         try:
             yield
         finally:
@@ -252,6 +258,8 @@ class EventFeed:
         database = self.settings.database.url is None  # sessions (and sqlite memory) there
         sqlite_memory = self.memory.backend == "sqlite"
         async for changes in watch_workspace(self.workspace, 10, 30, database=database):
+            if self._watching is not None:
+                self._watching.set()  # armed (or already seeing changes)
             for event in changes.events():
                 match event:
                     case MemoryChange(agent) | HistoryWritten(agent):  # (told once, by record)

@@ -300,7 +300,6 @@ async def test_a_subscriber_hears_another_process_on_every_backend(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await client.session.subscribe_resource(memory_uri("ops"))
-        await anyio.sleep(0.3)  # the watcher (or the listener) armed
         saved = await anyio.run_process(
             [
                 oryxtui_executable(),
