@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +15,13 @@ import httpx
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from oryxtui.config import Settings
 from oryxtui.mcp.server import memory_uri
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace, init_workspace
+from tests.mcp_support import http_session, until
 from tests.serve_process import ServeProcess
 from tests.support import agents_with_notes, bearer, cli, make_key
 
@@ -38,18 +37,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace
         yield workspace, server.url
 
 
-@asynccontextmanager
-async def session(url: str, key: str | None, agent: str = "ops") -> AsyncIterator[Client]:
-    headers = {} if key is None else bearer(key)
-    async with (
-        httpx.AsyncClient(headers=headers, timeout=30) as http,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/{agent}", http_client=http),
-            mode="legacy",
-            client_info=CURSOR,
-        ) as client,
-    ):
-        yield client
+def session(url: str, key: str | None, agent: str = "ops", heard: Any = None) -> Any:
+    return http_session(url, key, agent, CURSOR, heard)
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
@@ -209,20 +198,8 @@ async def test_subscribers_hear_changes_until_their_key_is_revoked(
         return heard
 
     async with (
-        httpx.AsyncClient(headers=bearer(keep), timeout=30) as http_a,
-        httpx.AsyncClient(headers=bearer(lose), timeout=30) as http_b,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http_a),
-            mode="legacy",
-            client_info=CURSOR,
-            message_handler=listener("erin"),
-        ) as erin,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http_b),
-            mode="legacy",
-            client_info=CURSOR,
-            message_handler=listener("frank"),
-        ) as frank,
+        session(url, keep, "atlas", listener("erin")) as erin,
+        session(url, lose, "atlas", listener("frank")) as frank,
     ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the 2025 protocol's subscribe
@@ -254,9 +231,3 @@ async def test_clients_gone_mid_call_leave_the_server_serving(
         assert not failed
     held = [i.entry.content for i in memory_of(workspace).held("ops") if "cut " in i.entry.content]
     assert len(held) == len(set(held)) and all(c.count("-") == 1 for c in held)
-
-
-async def until(condition: Any, timeout: float = 15) -> None:
-    with anyio.fail_after(timeout):
-        while not condition():
-            await anyio.sleep(0.02)

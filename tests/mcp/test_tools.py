@@ -26,6 +26,7 @@ from oryxtui.places import Here
 from oryxtui.workspace import Workspace
 from tests.backends import BACKENDS, backend_settings, on_database
 from tests.dashboard_support import upstream_append
+from tests.mcp_support import until
 from tests.support import agents_with_notes, oryxtui_executable
 
 CLIENT = types.Implementation(name="Claude Code", version="2.1")
@@ -317,9 +318,3 @@ async def test_a_subscriber_hears_another_process_on_every_backend(
         await until(lambda: memory_uri("ops") in told)
         block = (await client.read_resource(memory_uri("ops"))).contents[0]
         assert "from another process" in block.text  # type: ignore[union-attr]
-
-
-async def until(condition: Any, timeout: float = 15) -> None:
-    with anyio.fail_after(timeout):
-        while not condition():
-            await anyio.sleep(0.02)

@@ -82,9 +82,10 @@ def stdio_tools(bin_folder: Path, root: str) -> set[str]:
     """The tools `oryxtui mcp` lists to a client that starts it and asks."""
     import json
 
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    from tests.mcp_support import initialize
+
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        initialize("t"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]

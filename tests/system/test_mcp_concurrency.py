@@ -7,21 +7,21 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
-import httpx
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import is_mcp
 from oryxtui.workspace import Workspace
 from tests.backends import BACKENDS, backend_settings, on_database
 from tests.dashboard_support import archival_pane, make_app, wait_for
+from tests.mcp_support import http_session
 from tests.serve_process import ServeProcess
-from tests.support import bearer, make_agent, make_key, oryxtui_executable
+from tests.support import make_agent, make_key, oryxtui_executable
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
 
@@ -40,18 +40,9 @@ async def stdio_client(workspace: Workspace, n: int, env: dict[str, str]) -> Asy
         yield client
 
 
-@asynccontextmanager
-async def http_client(url: str, key: str, n: int) -> AsyncIterator[Client]:
+def http_client(url: str, key: str, n: int) -> Any:
     info = types.Implementation(name=f"http-{n}", version="1")
-    async with (
-        httpx.AsyncClient(headers=bearer(key), timeout=60) as http,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/ops", http_client=http),
-            mode="legacy",
-            client_info=info,
-        ) as client,
-    ):
-        yield client
+    return http_session(url, key, "ops", info, timeout=60)
 
 
 async def saving(opened: AsyncIterator[Client], name: str) -> None:

@@ -19,6 +19,7 @@ from oryxtui.config import Settings
 from oryxtui.mcp.server import memory_uri
 from oryxtui.memory import MemoryService
 from oryxtui.workspace import Workspace
+from tests.mcp_support import initialize
 from tests.support import agents_with_notes, oryxtui_executable
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("system")]
@@ -71,20 +72,10 @@ async def test_a_client_launches_it_saves_recalls_and_hears_a_cli_save(ops: Work
 
 
 def test_lines_that_are_not_json_rpc_are_answered_and_serving_goes_on(ops: Workspace) -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
     lines = [
         "not json at all",
         json.dumps({"jsonrpc": "2.0", "id": 0, "method": 5}),
-        json.dumps(initialize),
+        json.dumps(initialize("raw")),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}),
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
@@ -119,16 +110,7 @@ def test_a_client_gone_mid_call_leaves_nothing_half_written(ops: Workspace) -> N
         )
         assert process.stdin is not None
         calls = [
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "gone", "version": "0"},
-                },
-            },
+            initialize("gone"),
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             *(
                 {

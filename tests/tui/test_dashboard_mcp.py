@@ -4,6 +4,8 @@ review inbox; a held save (the default) waits in the inbox only, with the client
 
 from __future__ import annotations
 
+from typing import Any
+
 import mcp_types as types
 from mcp import Client
 from textual.widgets import OptionList, Static
@@ -35,6 +37,16 @@ async def mcp_save(workspace: Workspace, settings: Settings, content: str) -> No
         assert not result.is_error, result.content
 
 
+async def open_inbox(pilot: Any, app: Any) -> tuple[ReviewScreen, Any]:
+    """`I`, and the one entry that awaits review in it."""
+    await pilot.press("I")
+    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+    inbox = app.screen
+    assert isinstance(inbox, ReviewScreen)
+    await wait_for(pilot, lambda: len(inbox.items) == 1)
+    return inbox, inbox.items[0]
+
+
 async def test_a_trusted_clients_save_arrives_live_and_awaits_review(workspace: Workspace) -> None:
     build_workspace(workspace)
     settings = Settings.model_validate({"mcp": {"hold": False}})
@@ -64,12 +76,7 @@ async def test_a_trusted_clients_save_arrives_live_and_awaits_review(workspace: 
             await pilot.press("f")
         await wait_for(pilot, lambda: [r.actor for r in history.shown] == ["mcp:Zed-Editor"])
         await pilot.press("escape")
-        await pilot.press("I")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        inbox = app.screen
-        assert isinstance(inbox, ReviewScreen)
-        await wait_for(pilot, lambda: len(inbox.items) == 1)
-        [item] = inbox.items
+        inbox, item = await open_inbox(pilot, app)
         assert item.agent == "alpha" and item.awaiting.record.actor == "mcp:Zed-Editor"
         listed = str(inbox.query_one(OptionList).get_option_at_index(1).prompt)
         assert "eu-west-2" in listed and "saved by mcp:Zed-Editor" in listed
@@ -87,12 +94,7 @@ async def test_a_held_save_waits_in_the_inbox_with_the_clients_name(workspace: W
         agents = agent_list(app)
         await wait_for(pilot, lambda: agents.summaries["alpha"].held_count == 1)
         assert memory_file.read_bytes() == before
-        await pilot.press("I")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        inbox = app.screen
-        assert isinstance(inbox, ReviewScreen)
-        await wait_for(pilot, lambda: len(inbox.items) == 1)
-        [item] = inbox.items
+        inbox, item = await open_inbox(pilot, app)
         assert item.awaiting.held and item.awaiting.record.actor == "mcp:Zed-Editor"
         listed = str(inbox.query_one(OptionList).get_option_at_index(1).prompt)
         assert "held for review by mcp:Zed-Editor" in listed
