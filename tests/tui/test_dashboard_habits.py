@@ -4,6 +4,8 @@ cursor is shown whole, and the mouse clicks agents and entries and scrolls."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual import events
 from textual.widgets import Static
@@ -248,11 +250,13 @@ async def test_an_80_column_footer_still_shows_help_and_quit(demo_workspace: Wor
             if focus == "entry":
                 archival_pane(app).view.focus()
             await pilot.pause()
-            shown = {
-                key.description: key.region
-                for key in app.screen.query(FooterKey)
-                if key.region.width
-            }
+
+            def drawn() -> dict[str, Any]:
+                keys = app.screen.query(FooterKey)
+                return {key.description: key.region for key in keys if key.region.width}
+
+            await wait_for(pilot, lambda: "Help" in drawn())  # on a busy machine, a frame later
+            shown = drawn()
             for wanted in ("Help", "Quit"):
                 assert wanted in shown and shown[wanted].right <= 80, (focus, sorted(shown))
 
