@@ -11,6 +11,7 @@ from pathlib import Path
 
 from textual import events
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
 
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.prompt import Prompt
@@ -25,7 +26,6 @@ from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.memory_pane import ArchivalPane, MemoryPane
 from oryxtui.tui.widgets.memory_view import MemoryView
-from oryxtui.tui.widgets.prompt_pane import PromptPane
 from oryxtui.workspace import AgentName, Workspace
 from tests.support import fixed_clock, make_agent
 
@@ -121,8 +121,14 @@ def core_pane(app: OryxApp) -> MemoryPane:
     return app.dashboard.query_one("#core-pane", MemoryPane)
 
 
+async def side_column(pilot: Pilot, app: OryxApp) -> TabbedContent:
+    """The chat/prompt column, once mounted (after the first frame)."""
+    await wait_for(pilot, lambda: app.dashboard.query("#side"))
+    return app.dashboard.query_one("#side", TabbedContent)
+
+
 def chat_pane(app: OryxApp) -> ChatPane:
-    return app.dashboard.query_one(ChatPane)
+    return app.dashboard.chat_pane  # mounted after the first frame, made with the screen
 
 
 def agent_list(app: OryxApp) -> AgentList:
@@ -131,7 +137,7 @@ def agent_list(app: OryxApp) -> AgentList:
 
 def prompts(app: OryxApp) -> dict[AgentName, Prompt]:
     """The newest prompt the preview built for each agent."""
-    return app.dashboard.query_one(PromptPane).built
+    return app.dashboard.prompt_pane.built
 
 
 def count_reads(service: MemoryService) -> Counter[AgentName]:

@@ -114,6 +114,7 @@ class OryxApp(App[None]):
         self._runner_lock = threading.Lock()
         self.dashboard = DashboardScreen(place, self.agent_loop, user or os_user(), monotonic)
         self.watch_files = watch
+        self.watching = False  # the workspace's changes are heard from now on (its watch is set up)
         self._stopping = threading.Event()  # the index keeper and the listener end with the app
         self._notices = ToApp(self)
         self._said: set[str] = set()
@@ -145,7 +146,10 @@ class OryxApp(App[None]):
             self.set_keymap(self.settings.tui.keymap)
         watched = self.place.watched()
         if self.watch_files and watched is not None:
-            self._watch(watched)  # agent folders and AGENT.md files, whatever keeps the memory
+            # Agent folders and AGENT.md files, whatever keeps the memory; after the first frame
+            # (importing the watcher would hold it), and what changed before the watch is set up
+            # is read again when it is (WatchStarted).
+            self.call_after_refresh(self._watch, watched)
         listened = self.place.listened()
         if listened is not None:
             self._listen(listened)  # a shared database (or a server) announces every change
@@ -201,6 +205,7 @@ class OryxApp(App[None]):
             case Reset() | DatabaseWritten():  # which agent is not known: every one
                 dashboard.post_message(StoreChanged(everyone=True))
             case Hello():
+                self.watching = True
                 dashboard.post_message(WatchStarted())
             case AgentsChange():
                 dashboard.post_message(AgentsChanged())

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from textual.command import CommandList
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList, TabbedContent
+from textual.widgets import Input, OptionList
 
 from oryxtui.config import Settings, TuiSettings
 from oryxtui.demo import create_demo_workspace
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.tui.app import OryxApp
+from oryxtui.tui.messages import WatchStarted
 from oryxtui.tui.screens.save_entry import SaveEntryScreen
 from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.entry_view import EntryView
@@ -32,6 +33,7 @@ from tests.dashboard_support import (
     paste,
     shown_memory,
     shown_text,
+    side_column,
     upstream_append,
     wait_for,
 )
@@ -44,8 +46,10 @@ def demo_workspace(workspace: Workspace) -> Workspace:
 
 
 def loaded(app: OryxApp, agent: str | None) -> bool:
+    """The agent's memory is on screen, and what changes from now on is heard."""
     return (
-        shown_memory(app) is not None
+        (app.watching or not app.watch_files)
+        and shown_memory(app) is not None
         and shown_memory(app).summary.name == agent
         and shown_memory(app).snapshot is not None
     )
@@ -265,6 +269,27 @@ async def test_agents_folder_removed_and_recreated(demo_workspace: Workspace) ->
         await wait_for(pilot, lambda: agent_list(app).summaries["beta"].archival_count == 2)
 
 
+async def test_what_changed_before_the_watch_was_set_up_is_read_when_it_is(
+    demo_workspace: Workspace,
+) -> None:
+    # The watch starts after the first frame: an agent made and a memory written before then
+    # are not heard, and are on screen once the watch says it started.
+    app = make_app(demo_workspace, watch=False)  # the watch's start is told by hand
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app, "alpha"))
+        await wait_for(pilot, lambda: agent_list(app).summaries["beta"].archival_count == 1)
+        make_agent(demo_workspace, "gamma")
+        upstream_append(demo_workspace.memory_file("beta"), "- written before the watch")
+        upstream_append(demo_workspace.memory_file("alpha"), "- alpha before the watch")
+        assert "gamma" not in agent_list(app).order
+        app.dashboard.post_message(WatchStarted())
+        await wait_for(pilot, lambda: agent_list(app).order == ["alpha", "beta", "gamma", None])
+        await wait_for(pilot, lambda: agent_list(app).summaries["beta"].archival_count == 2)
+        await wait_for(
+            pilot, lambda: "alpha before the watch" in "\n".join(shown_text(app, "#archival-view"))
+        )
+
+
 async def test_undecodable_file_gets_an_error_marker_and_the_app_goes_on(
     demo_workspace: Workspace,
 ) -> None:
@@ -448,7 +473,8 @@ async def test_command_palette_offers_the_actions(demo_workspace: Workspace) -> 
         await pilot.press("ctrl+p")
         await paste(pilot, "prompt preview")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.query_one(TabbedContent).active == "prompt-tab")
+        side = await side_column(pilot, app)
+        await wait_for(pilot, lambda: side.active == "prompt-tab")
         await pilot.press("ctrl+p")
         await paste(pilot, "show beta")
         await pilot.press("enter")

@@ -17,6 +17,7 @@ from tests.dashboard_support import (
     build_workspace,
     core_pane,
     make_app,
+    side_column,
     wait_for,
 )
 from tests.support import make_agent
@@ -78,6 +79,25 @@ async def test_the_footer_shows_the_focused_panes_keys(demo_workspace: Workspace
         assert keys[:4] == ["i", "m", "x", "D"]  # the pane's own keys first
 
 
+async def test_the_footer_is_made_again_only_when_its_keys_change(
+    demo_workspace: Workspace,
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(demo_workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
+        await pilot.pause()
+        drawn = set(app.screen.query(FooterKey))
+        for _ in range(5):  # announced, nothing changed: the same keys stay
+            app.dashboard.refresh_bindings()
+            await pilot.pause()
+        assert set(app.screen.query(FooterKey)) == drawn
+        archival_pane(app).view.focus()  # other keys apply: the footer is made again
+        await wait_for(pilot, lambda: "i" in {key.key for key in app.screen.query(FooterKey)})
+        assert not drawn & set(app.screen.query(FooterKey))
+
+
 @pytest.mark.parametrize(
     "title", ["History", "Digest", "Sessions", "Remove repeated", "Help", "Hide or show"]
 )
@@ -106,7 +126,7 @@ async def test_the_memory_panes_have_the_width_until_chat_opens(
     app = make_app(demo_workspace)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
-        side = app.dashboard.query_one("#side")
+        side = await side_column(pilot, app)
         assert not side.display
         assert archival_pane(app).size.width >= 125  # all of it but the agent list
         await pilot.press("c")
@@ -119,7 +139,7 @@ async def test_no_key_types_into_a_hidden_chat(demo_workspace: Workspace) -> Non
     app = make_app(demo_workspace)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
-        side = app.dashboard.query_one("#side")
+        side = await side_column(pilot, app)
         prompt = app.dashboard.prompt_pane
         await pilot.press("p")
         await wait_for(pilot, lambda: side.display and prompt.has_focus)

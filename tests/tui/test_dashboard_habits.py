@@ -21,6 +21,7 @@ from tests.dashboard_support import (
     build_workspace,
     make_app,
     shown_memory,
+    side_column,
     wait_for,
 )
 
@@ -71,7 +72,7 @@ async def test_the_chat_column_hides_and_resizes(demo_workspace: Workspace) -> N
     app = make_app(demo_workspace)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: showing(app, "alpha"))
-        side = app.dashboard.query_one("#side")
+        side = await side_column(pilot, app)
         main = app.dashboard.query_one("#main")
         # Until the chat or the prompt is opened, the memory panes have the width.
         assert not side.display

@@ -18,7 +18,7 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
-from textual.widgets import Header, TabbedContent, TabPane
+from textual.widgets import Header
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryEntry
@@ -134,7 +134,10 @@ class DashboardScreen(Screen[None]):
         # What the views opened over the dashboard follow (the history view reads again).
         self.changes: Signal[Changed] = Signal(self, "memory-changed")
         self.reveal = Reveal(self)  # a recall result, shown once its agent is
-        self.side = Side(self)  # the chat/prompt column
+        self.side = Side(self)  # the chat/prompt column, mounted after the first frame
+        self.chat_pane = ChatPane(self.agent_loop, self.user, id="chat")
+        window = self.settings.llm.context_window
+        self.prompt_pane = PromptPane(self.agent_loop, self.user, window, id="prompt")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -145,14 +148,7 @@ class DashboardScreen(Screen[None]):
             yield self.agent_list
             self.memory_view = MemoryView(self.place, id="main")
             yield self.memory_view
-            with TabbedContent(id="side", initial="chat-tab"):
-                with TabPane("Chat", id="chat-tab"):
-                    self.chat_pane = ChatPane(self.agent_loop, self.user, id="chat")
-                    yield self.chat_pane.data_bind(agent=DashboardScreen.shown)
-                with TabPane("Prompt", id="prompt-tab"):
-                    window = self.settings.llm.context_window
-                    self.prompt_pane = PromptPane(self.agent_loop, self.user, window, id="prompt")
-                    yield self.prompt_pane.data_bind(agent=DashboardScreen.shown)
+            # The chat/prompt column (hidden at start) is mounted after the first frame.
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -160,6 +156,7 @@ class DashboardScreen(Screen[None]):
         self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         self.set_class(self.app.size.width < SMALL_WIDTH, "small")
         self.agent_list.focus()  # ↓ and ↑ change agent at once
+        self.call_after_refresh(self.side.ready)  # the column the first frame does not show
         if not self.place.nearby:
             self.reading.list_agents()  # over the network: the first frame does not wait for it
             return
@@ -182,6 +179,9 @@ class DashboardScreen(Screen[None]):
             self.pacer.request(self.selected)  # its AGENT.md may be what changed
         else:
             self.selected = agents.order[0]
+
+    def watch_shown(self, agent: Selection) -> None:
+        self.side.follow(agent)  # chat and prompt follow the memory on screen
 
     def watch_selected(self, agent: Selection) -> None:
         if isinstance(agent, Unselected):
@@ -271,9 +271,9 @@ class DashboardScreen(Screen[None]):
 
     @on(WatchStarted)
     def _watch_started(self) -> None:
-        """What was read before the watch started is read again (it may have changed since);
-        the other agents' counts only if they were read already (else they are to come)."""
-        self.read_again(counts=not self._counts_wanted)
+        """What was read before the watch started is read again (it may have changed since):
+        which agents there are, the selected one's memory, the others' counts."""
+        self.reading.list_agents()
 
     def read_again(self, counts: bool) -> None:
         """The selected agent, and with `counts` every other agent's counts."""
@@ -326,14 +326,14 @@ class DashboardScreen(Screen[None]):
 
     # Actions ----------------------------------------------------------------------------------
 
-    def action_chat(self) -> None:
+    async def action_chat(self) -> None:
         if self.refused("chat"):
             return
-        self.side.open("chat-tab")
+        await self.side.open("chat-tab")
         self.chat_pane.focus_input()
 
-    def action_prompt(self) -> None:
-        self.side.open("prompt-tab")
+    async def action_prompt(self) -> None:
+        await self.side.open("prompt-tab")
         self.prompt_pane.focus()
 
     def action_filter(self) -> None:
@@ -365,19 +365,20 @@ class DashboardScreen(Screen[None]):
         groups = key_groups(bindings, display, {id(self), id(self.app)})
         self.app.push_screen(HelpScreen(groups))
 
-    def action_toggle_side(self) -> None:
+    async def action_toggle_side(self) -> None:
         """Show or hide the chat/prompt column (hidden, the memory panes are wider)."""
         if self.side.shown:
             self.side.hide()
         else:
-            self.side.open()
+            await self.side.open()
 
-    def action_side_width(self, step: int) -> None:
+    async def action_side_width(self, step: int) -> None:
         """The chat/prompt column a step wider (1) or narrower (-1)."""
         index = SIDE_WIDTHS.index(self.side_width) if self.side_width in SIDE_WIDTHS else 1
         self.side_width = SIDE_WIDTHS[max(0, min(len(SIDE_WIDTHS) - 1, index + step))]
-        self.query_one("#side").styles.width = f"{self.side_width}%"
-        self.side.open()
+        column = await self.side.ready()
+        column.styles.width = f"{self.side_width}%"
+        await self.side.open()
 
     def action_consolidate(self) -> None:
         """A digest of what left the window since the last one: previewed, then written."""

@@ -1,37 +1,69 @@
 """The dashboard's chat/prompt column: shown and hidden by the screen's classes (`side-open`,
-`side-hidden`; narrow terminals show it only when opened)."""
+`side-hidden`; narrow terminals show it only when opened).
+
+It starts hidden, so the first frame does not wait for it: the screen mounts it right after
+that frame (`ready`), and whatever opens it before then waits for that mount. Mounted, its two
+panes follow the agent shown."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.widgets import TabbedContent
+from textual.containers import Horizontal
+from textual.widgets import TabbedContent, TabPane
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
+    from oryxtui.tui.overview import Selection
     from oryxtui.tui.screens.dashboard import DashboardScreen
 
 
 class Side:
     def __init__(self, screen: DashboardScreen) -> None:
         self.screen = screen
+        self.column: TabbedContent | None = None  # registered; mounted once `ready` returned
+        self._mounting: AwaitMount | None = None
+        self._mounted = False
 
-    def open(self, tab: str | None = None) -> None:
+    async def ready(self) -> TabbedContent:
+        """The column, mounted (the first call mounts it) and following the agent shown."""
+        screen = self.screen
+        if self._mounting is None:
+            column = TabbedContent(id="side", initial="chat-tab")
+            column.compose_add_child(TabPane("Chat", screen.chat_pane, id="chat-tab"))
+            column.compose_add_child(TabPane("Prompt", screen.prompt_pane, id="prompt-tab"))
+            self.column = column
+            self._mounting = screen.query_one("#body", Horizontal).mount(column)
+        await self._mounting
+        self._mounted = True
+        self.follow(screen.shown)
+        assert self.column is not None
+        return self.column
+
+    def follow(self, agent: Selection) -> None:
+        """Chat and prompt show `agent` (once the column is mounted)."""
+        if self._mounted:
+            self.screen.chat_pane.agent = agent
+            self.screen.prompt_pane.agent = agent
+
+    async def open(self, tab: str | None = None) -> None:
         """Show the column (whatever hid it) on `tab` (None: the tab it was on): a key never
         types into something the user cannot see."""
+        column = await self.ready()
         screen = self.screen
         screen.add_class("side-open")
         screen.remove_class("side-hidden")
-        tabs = screen.query_one(TabbedContent)
-        tabs.active = tab or tabs.active or "chat-tab"
+        column.active = tab or column.active or "chat-tab"
 
     def hide(self) -> None:
         """Hide the column; the focus leaves it for the memory panes."""
         screen = self.screen
-        side = screen.query_one("#side")
         focused = screen.focused
         screen.remove_class("side-open")
         screen.add_class("side-hidden")
-        if focused is not None and side in focused.ancestors_with_self:
+        column = self.column
+        if column is not None and focused is not None and column in focused.ancestors_with_self:
             screen.memory_view.focus_entries()
 
     @property
