@@ -90,13 +90,30 @@ def start_once(program: Program, session: str) -> tuple[float, float] | str:
                 footer_at = now
             if content_at is not None and footer_at is not None:
                 return content_at, footer_at
-            alive = subprocess.run([*TMUX, "has-session", "-t", session], capture_output=True)
-            if alive.returncode != 0:
-                return "exited before its first usable frame"
+            ended = _ended(session)
+            if ended is not None:
+                return f"{ended} before its first usable frame"
             time.sleep(POLL_SECONDS)
         return f"no usable frame within {DEADLINE_SECONDS:.0f} s"
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+def _ended(session: str) -> str | None:
+    """How the program in `session` ended (its pane stays when it does), or None: running."""
+    done = subprocess.run(
+        [*TMUX, "display-message", "-p", "-t", session,
+         "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return "its terminal closed"
+    dead, status, signal = [*done.stdout.strip().split(":"), "", "", ""][:3]
+    if dead != "1":
+        return None
+    if signal:
+        return f"was killed by signal {signal}"
+    return f"exited with status {status}" if status else "exited"  # tmux may not know yet
 
 
 def install_peers(folder: Path) -> None:
@@ -161,6 +178,8 @@ def run(runs: int, peers: Path) -> dict[str, object]:
         return {"skipped": "tmux is not installed"}
     report: dict[str, object] = {"terminal": "tmux " + "x".join(SIZE), "runs": runs}
     subprocess.run([*TMUX, "new-session", "-d", "-s", "keepalive", "sleep", "3600"], check=True)
+    # A program that ends leaves its pane: how it ended is reported (status, or signal).
+    subprocess.run([*TMUX, "set-option", "-gw", "remain-on-exit", "on"], check=True)
     try:
         measured = _measure(runs, peers)
     finally:
