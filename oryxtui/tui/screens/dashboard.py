@@ -221,7 +221,8 @@ class DashboardScreen(Screen[None]):
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
-            self.agent_list.count(self.agent_list.others(self.selected))
+            # After this frame: reading them beside it would hold the interpreter.
+            self.call_after_refresh(self.agent_list.count, self.agent_list.others(agent))
 
     @on(CensusTaken)
     def _census_taken(self, event: CensusTaken) -> None:
