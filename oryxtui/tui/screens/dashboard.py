@@ -147,8 +147,7 @@ class DashboardScreen(Screen[None]):
             self.agent_list.border_title = "Agents"
             yield self.agent_list
             self.memory_view = MemoryView(self.place, id="main")
-            yield self.memory_view
-            # The chat/prompt column (hidden at start) is mounted after the first frame.
+            yield self.memory_view  # then the chat/prompt column: see `Side`
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -221,8 +220,8 @@ class DashboardScreen(Screen[None]):
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
-            # After this frame: reading them beside it would hold the interpreter.
-            self.call_after_refresh(self.agent_list.count, self.agent_list.others(agent))
+            others = self.agent_list.others(agent)  # read after this frame, not beside it
+            self.call_after_refresh(self.agent_list.count, others)
 
     @on(CensusTaken)
     def _census_taken(self, event: CensusTaken) -> None:
