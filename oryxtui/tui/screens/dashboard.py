@@ -134,10 +134,10 @@ class DashboardScreen(Screen[None]):
         # What the views opened over the dashboard follow (the history view reads again).
         self.changes: Signal[Changed] = Signal(self, "memory-changed")
         self.reveal = Reveal(self)  # a recall result, shown once its agent is
-        self.side = Side(self)  # the chat/prompt column, mounted after the first frame
         self.chat_pane = ChatPane(self.agent_loop, self.user, id="chat")
         window = self.settings.llm.context_window
         self.prompt_pane = PromptPane(self.agent_loop, self.user, window, id="prompt")
+        self.side = Side(self)  # their column, mounted after the first frame
 
     def compose(self) -> ComposeResult:
         yield Header()

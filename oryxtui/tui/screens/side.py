@@ -22,23 +22,19 @@ if TYPE_CHECKING:
 class Side:
     def __init__(self, screen: DashboardScreen) -> None:
         self.screen = screen
-        self.column: TabbedContent | None = None  # registered; mounted once `ready` returned
+        self.column = TabbedContent(id="side", initial="chat-tab")  # mounted by `ready`
+        self.column.compose_add_child(TabPane("Chat", screen.chat_pane, id="chat-tab"))
+        self.column.compose_add_child(TabPane("Prompt", screen.prompt_pane, id="prompt-tab"))
         self._mounting: AwaitMount | None = None
         self._mounted = False
 
     async def ready(self) -> TabbedContent:
         """The column, mounted (the first call mounts it) and following the agent shown."""
-        screen = self.screen
         if self._mounting is None:
-            column = TabbedContent(id="side", initial="chat-tab")
-            column.compose_add_child(TabPane("Chat", screen.chat_pane, id="chat-tab"))
-            column.compose_add_child(TabPane("Prompt", screen.prompt_pane, id="prompt-tab"))
-            self.column = column
-            self._mounting = screen.query_one("#body", Horizontal).mount(column)
+            self._mounting = self.screen.query_one("#body", Horizontal).mount(self.column)
         await self._mounting
         self._mounted = True
-        self.follow(screen.shown)
-        assert self.column is not None
+        self.follow(self.screen.shown)
         return self.column
 
     def follow(self, agent: Selection) -> None:
@@ -62,8 +58,7 @@ class Side:
         focused = screen.focused
         screen.remove_class("side-open")
         screen.add_class("side-hidden")
-        column = self.column
-        if column is not None and focused is not None and column in focused.ancestors_with_self:
+        if focused is not None and self.column in focused.ancestors_with_self:
             screen.memory_view.focus_entries()
 
     @property
