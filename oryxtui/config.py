@@ -28,11 +28,23 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _web_address(url: str | None) -> str | None:
+    """A typed web address read through the one reader (its sentence never holds a password)."""
+    from oryxtui.addresses import web_address
+
+    if url is None:
+        return None
+    web_address(url, example="http://127.0.0.1:11434/v1")
+    return url.strip()
+
+
 class Mem0Settings(_Section):
     base_url: str = "http://127.0.0.1:8888"
     user_id: str = "oryxos"
     api_key_env: str | None = None
     timeout_seconds: float = Field(10.0, gt=0)
+
+    _readable = field_validator("base_url")(_web_address)
 
 
 DEFAULT_MAX_ENTRY_CHARS = 2000
@@ -123,6 +135,8 @@ class EmbeddingSettings(_Section):
     query_prefix: str | None = None
     passage_prefix: str | None = None
 
+    _readable = field_validator("base_url")(_web_address)
+
     @model_validator(mode="after")
     def _endpoint_named(self) -> EmbeddingSettings:
         if self.provider == "openai" and not (self.base_url and self.model):
@@ -156,17 +170,11 @@ class DatabaseSettings(_Section):
     @field_validator("url")
     @classmethod
     def _a_postgres_url(cls, url: str | None) -> str | None:
-        from oryxtui.conninfo import ConnInfo, ConnInfoError
+        from oryxtui.addresses import database_url
 
         if url is None or not url.strip():
             return None
-        try:
-            ConnInfo.parse(url)
-        except ConnInfoError as exc:  # the message never repeats the url: it may hold a password
-            raise ValueError(
-                f"{exc}: write a PostgreSQL url such as "
-                "'postgresql://oryx@db.example:5432/oryx' (or libpq's key=value form)"
-            ) from None
+        database_url(url)  # its sentence shows the url with the password masked
         return url
 
 
@@ -217,6 +225,8 @@ class LlmSettings(_Section):
     context_window: int = Field(8192, ge=1)
     timeout_seconds: float = Field(60.0, gt=0)
     stream: bool = True
+
+    _readable = field_validator("base_url")(_web_address)
 
 
 class TuiSettings(_Section):
@@ -329,6 +339,8 @@ class RemoteSettings(_Section):
     key_env: str | None = None
     ca_cert: str | None = None  # a CA bundle (PEM) for a server whose certificate is your own
 
+    _readable = field_validator("url")(_web_address)
+
 
 class UserSettings(_Section):
     """The person's own settings (`~/.config/oryxtui/config.toml`), not a workspace's."""
@@ -372,12 +384,11 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str] = os.envi
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(str(part) for part in error["loc"])
+        key = ".".join(str(part) for part in exc.errors()[0]["loc"])
         origin = overrides.get(key)
-        source = f"environment variable {origin[1]}" if origin else str(config_path)
-        problem = error["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"Invalid setting '{key}' in {source}: {problem}.") from None
+        raise _invalid(
+            exc, f"environment variable {origin[1]}" if origin else str(config_path)
+        ) from None
 
 
 def _has_password(url: str) -> bool:

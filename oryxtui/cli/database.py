@@ -32,18 +32,22 @@ def _block(settings: Settings) -> str:
 def _database(
     settings: Settings, url: str | None = None, password_env: str | None = None
 ) -> Postgres:
-    from oryxtui.conninfo import has_password
+    from oryxtui.addresses import AddressError, database_url
     from oryxtui.postgres import Postgres
 
     chosen: DatabaseSettings = settings.database
     if url is not None:
-        if has_password(url):
+        try:
+            address = database_url(url)
+        except AddressError as exc:
+            raise UsageError(f"--to: {exc}.") from None
+        if address.has_password:
             raise UsageError(
                 "The url given to --to holds a password, which anyone on this machine can "
                 "read in the process list: take it out, and set PGPASSWORD or name the "
                 "variable that holds it with --password-env."
             )
-        update = {"url": type(chosen).model_validate({"url": url}).url}
+        update = {"url": url}
         if password_env is not None:
             update["password_env"] = password_env
         chosen = chosen.model_copy(update=update)

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from oryxtui import errors, notices
+from oryxtui.addresses import AddressError, web_address
 from oryxtui.errors import OryxError, ServiceUnavailable, Unreachable, UsageError
 
 TIMEOUT_SECONDS = 30.0
@@ -69,14 +70,16 @@ class ServerUnreachable(Unreachable):
 def api_base(url: str) -> str:
     """`https://host:8765` (or with `/api/v1`) → the API's base URL; one sentence if `url` is
     no http(s) URL."""
-    parts = urlsplit(url.strip())
-    if "@" in parts.netloc:  # said without the URL: it holds a password
+    try:
+        address = web_address(url, what="a server URL")
+    except AddressError as exc:
+        raise UsageError(f"{exc}.") from None
+    if address.has_credentials:  # said without the URL: it holds a password
         raise UsageError(
             "A server URL holds no user name or password (they would show in every message, "
             "and replace the key): give the key in an environment variable (--key-env)."
         )
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"{url!r} is not a server URL; give one like http://127.0.0.1:8765.")
+    parts = address.parts
     path = parts.path.rstrip("/")
     if not path.endswith("/api/v1"):
         path += "/api/v1"

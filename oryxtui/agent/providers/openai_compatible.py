@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 import openai
 
+from oryxtui.addresses import masked_text
 from oryxtui.agent.messages import ToolCall
 from oryxtui.agent.providers import ModelTurn, TextDelta
 from oryxtui.errors import ProviderError
@@ -24,6 +25,7 @@ class OpenAICompatibleProvider:
         streaming: bool = True,
     ) -> None:
         self.base_url = base_url
+        self.shown = masked_text(base_url)  # what messages name it by: no password in it
         self.model = model
         self.temperature = temperature
         self.timeout = timeout
@@ -32,7 +34,7 @@ class OpenAICompatibleProvider:
         self.client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0
         )
-        self.label = f"{model} @ {urlparse(base_url).netloc or base_url}"
+        self.label = f"{model} @ {urlsplit(base_url).netloc.rpartition('@')[2] or self.shown}"
 
     def stream(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
@@ -49,29 +51,29 @@ class OpenAICompatibleProvider:
                 yield from self._whole(request)
         except openai.APITimeoutError:
             raise ProviderError(
-                f"The LLM at {self.base_url} did not answer within {self.timeout:g} s; "
+                f"The LLM at {self.shown} did not answer within {self.timeout:g} s; "
                 "check that it is running, or raise llm.timeout_seconds."
             ) from None
         except openai.APIConnectionError:
             raise ProviderError(
-                f"Cannot reach the LLM at {self.base_url}; check llm.base_url and that the "
+                f"Cannot reach the LLM at {self.shown}; check llm.base_url and that the "
                 "server is running."
             ) from None
         except openai.AuthenticationError:
             raise ProviderError(
-                f"The LLM at {self.base_url} refused the API key; put the key in the "
+                f"The LLM at {self.shown} refused the API key; put the key in the "
                 "environment variable that llm.api_key_env names."
             ) from None
         except openai.APIStatusError as exc:
             raise ProviderError(
-                f"The LLM at {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+                f"The LLM at {self.shown} answered HTTP {exc.status_code}: {exc.message}"
             ) from None
         except openai.OpenAIError as exc:
-            raise ProviderError(f"The LLM at {self.base_url} failed: {exc}") from None
+            raise ProviderError(f"The LLM at {self.shown} failed: {exc}") from None
         except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
             # What a server sends is untrusted: an answer of another shape is its failure.
             raise ProviderError(
-                f"The LLM at {self.base_url} sent an answer oryxtui cannot read "
+                f"The LLM at {self.shown} sent an answer oryxtui cannot read "
                 f"({type(exc).__name__}); check that llm.base_url is an OpenAI-compatible "
                 "chat-completions endpoint."
             ) from None

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from oryxtui.addresses import masked_text
 from oryxtui.config import Mem0Settings
 from oryxtui.errors import ConfigError, ServiceUnavailable
 from oryxtui.memory.format import (
@@ -100,8 +101,8 @@ class Mem0MemoryStore:
         except ValueError:
             problem = "answered something that is not JSON"
         raise ServiceUnavailable(
-            f"The mem0 server at {self.settings.base_url} {problem}; check memory.mem0.base_url "
-            "and that the server is running."
+            f"The mem0 server at {masked_text(self.settings.base_url)} {problem}; check "
+            "memory.mem0.base_url and that the server is running."
         )
 
     def _lines(self, agent: str | None) -> tuple[list[str], list[str]]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from oryxtui.addresses import masked_text
 from oryxtui.errors import EmbedderError
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class OpenAIEmbedder:
         import openai
 
         self.base_url = base_url
+        self.shown = masked_text(base_url)  # what messages name it by: no password in it
         self.model = model
         self.query_prefix, self.passage_prefix = prefixes
         # Vectors of prefixed passages are not those of plain ones: they are kept apart.
@@ -165,27 +167,27 @@ class OpenAIEmbedder:
             answer = json.loads(raw.http_response.content)
         except openai.APITimeoutError:
             raise EmbedderError(
-                f"The embedding endpoint {self.base_url} did not answer within "
+                f"The embedding endpoint {self.shown} did not answer within "
                 f"{self.timeout:g} s; check that it is running."
             ) from None
         except openai.APIConnectionError:
             raise EmbedderError(
-                f"Cannot reach the embedding endpoint {self.base_url}; check embedding.base_url "
+                f"Cannot reach the embedding endpoint {self.shown}; check embedding.base_url "
                 "and that the server is running."
             ) from None
         except openai.APIStatusError as exc:
             raise EmbedderError(
-                f"The embedding endpoint {self.base_url} refused model {self.model!r} "
+                f"The embedding endpoint {self.shown} refused model {self.model!r} "
                 f"(HTTP {exc.status_code}); check embedding.model and the key."
             ) from None
         except openai.OpenAIError as exc:
-            raise EmbedderError(f"The embedding endpoint {self.base_url} failed ({exc}).") from None
+            raise EmbedderError(f"The embedding endpoint {self.shown} failed ({exc}).") from None
         except ValueError:  # a body that is not JSON
             raise EmbedderError(
-                f"The embedding endpoint {self.base_url} did not answer JSON; check "
+                f"The embedding endpoint {self.shown} did not answer JSON; check "
                 "embedding.base_url."
             ) from None
-        where = f"The embedding endpoint {self.base_url}"
+        where = f"The embedding endpoint {self.shown}"
         try:  # what a server answers is untrusted: any shape but a list of vectors is refused
             data = sorted(answer["data"], key=lambda item: int(item["index"]))
             vectors = [np.asarray(item["embedding"], dtype=np.float32) for item in data]
