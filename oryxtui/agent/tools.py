@@ -78,7 +78,7 @@ class SaveMemory(Tool):
         assert isinstance(arguments, SaveMemoryInput)
         agent = current_agent.get()
         entry = self.memory.save(agent, arguments.content, arguments.scope)
-        if self.memory.holds_save(self.memory.by, agent):
+        if self.memory.holds_change(self.memory.by, agent):
             return {
                 "saved": False,
                 "held": True,

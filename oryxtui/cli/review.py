@@ -60,12 +60,17 @@ def review(args: argparse.Namespace) -> int:
         lines.append(f"{agent_label(agent)} — {entries(len(items))} awaiting review\n")
         for item in items:
             mark = "held " if item["held"] else "     "
+            proposes = item.get("proposes", "save")
             lines.append(
                 f"  {mark}{item['id']}  {item['time'] or '?'}  {item['scope']:<8}  "
-                f"{item['content']}\n"
+                f"{'(delete) ' if proposes == 'delete' else ''}{item['content']}\n"
             )
+            was = item.get("was")
+            if was and proposes != "delete":
+                lines.append(f"       was: {was['scope']:<8}  {was['content']}\n")
             where = f" (session {item['session']}, turn {item['turn']})" if item["session"] else ""
-            lines.append(f"       {item['op']} by {item['by']}{where}\n")
+            what = f"{proposes} held" if item["held"] else item["op"]
+            lines.append(f"       {what} by {item['by']}{where}\n")
             turn = item.get("turn_text")
             if turn:
                 lines.append(f"       user: {turn['user']}\n       reply: {turn['reply']}\n")

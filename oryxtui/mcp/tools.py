@@ -59,6 +59,14 @@ class McpSave(Needs, SaveMemory):
         return result
 
 
+# What an edit or delete held for review answers (the entry stays as it is until approved).
+HELD = {
+    "held": True,
+    "note": "The change awaits a person's approval in oryxtui's review inbox: the entry stays "
+    "as it is, in memory and in every prompt, until it is approved. Do not make it again.",
+}
+
+
 class RecallInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(description="A word, phrase or question; any language.")
@@ -166,7 +174,10 @@ class EditMemory(Needs, Tool):
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, EditInput)
         self.allowed()
-        entry = self.memory.edit(current_agent.get(), arguments.id, arguments.content)
+        agent = current_agent.get()
+        entry = self.memory.edit(agent, arguments.id, arguments.content)
+        if self.memory.holds_change(self.memory.by, agent):
+            return {"edited": False, **HELD, "entry": entry.line}
         return {"edited": True, "id": entry.id, "entry": entry.line}
 
 
@@ -191,7 +202,10 @@ class DeleteMemory(Needs, Tool):
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, DeleteInput)
         self.allowed()
-        entry = self.memory.delete(current_agent.get(), arguments.id)
+        agent = current_agent.get()
+        entry = self.memory.delete(agent, arguments.id)
+        if self.memory.holds_change(self.memory.by, agent):
+            return {"deleted": False, **HELD, "entry": entry.line}
         return {"deleted": True, "entry": entry.line}
 
 

@@ -16,7 +16,7 @@ from oryxtui.errors import NotFound, UsageError
 from oryxtui.memory.digest import Digest
 from oryxtui.memory.events import Event, ToldEntry, told_entry
 from oryxtui.memory.format import MemoryEntry, Scope, parse_scope
-from oryxtui.memory.history.records import Record
+from oryxtui.memory.history.records import PROPOSALS, Record
 from oryxtui.memory.recall.results import (
     IndexStatus,
     Recall,
@@ -323,6 +323,10 @@ class RemoteMemory:
         entry = told_entry(item)
         if entry is None or not isinstance(item, dict) or not isinstance(item.get("held"), bool):
             return None, None
+        proposes = item.get("proposes")
+        was = told_entry(item.get("was")) if proposes in PROPOSALS else None
+        if proposes in PROPOSALS and (was is None or not item["held"]):
+            return None, None
         record = Record(
             int_of(item.get("change")),
             text_of(item.get("op")) or "save",
@@ -330,12 +334,15 @@ class RemoteMemory:
             time=text_of(item.get("at")),
             session=text_of(item.get("session")),
             turn=int_of(item.get("turn"), -1) if int_of(item.get("turn"), -1) >= 0 else None,
+            proposes=str(proposes) if was is not None else None,
+            before=((was.scope, was.line),) if was is not None else (),
+            after=((entry.scope, entry.line),) if was and proposes != "delete" else (),
         )
         text = item.get("turn_text")
         turn = None
         if isinstance(text, dict) and all(isinstance(text.get(k), str) for k in ("user", "reply")):
             turn = {"user": str(text["user"]), "reply": str(text["reply"])}
-        return Awaiting(entry, record, item["held"]), turn
+        return Awaiting(entry, record, item["held"], entry.id), turn
 
     def awaiting_review(self, agent: str | None = None, held: bool = False) -> list[Any]:
         data = self.server.get(f"{agent_path(agent)}/memory/review", held="true" if held else None)

@@ -32,12 +32,15 @@ OPS = (
     "accept",
     "outside",
     "review",  # approved (after: the lines, in the memory or held); changes no line
-    "hold",  # an agent's save held for review (after: the line, not in the memory)
-    "discard",  # a held save rejected (before: the line, never in the memory)
+    "hold",  # a change held for review: a save (after: the line, not in the memory), or
+    # the edit, move or delete it `proposes` (before: the entry as it was, after: as it would be)
+    "discard",  # a held change rejected (before: the line, never in the memory)
     "reject",  # an entry rejected in review: removed, as a delete
 )
 # Ops that mark lines without changing the memory.
 MARKS = ("review", "hold", "discard", "accept")
+# What a held change may propose besides a save: each applied, once approved, as that op.
+PROPOSALS = ("edit", "move", "delete")
 ACTORS = ("dashboard", "cli", "api", "agent", "mcp", "outside")
 OP_LABELS = {
     "save": "saved",
@@ -109,6 +112,8 @@ def describe_actor(record: Record) -> str:
     """What happened and by what, in words: "edited by dashboard", "saved by agent (session
     …)", "changed outside oryxtui"."""
     label = OP_LABELS.get(record.op, record.op)
+    if record.proposes:
+        label = f"{record.proposes} {label}"
     if record.actor == "outside":
         return label if record.op == "outside" else f"{label} outside oryxtui"
     turn = f", turn {record.turn}" if record.turn is not None else ""
@@ -137,6 +142,8 @@ class Record:
     signature: Signature | None = None
     turn: int | None = None  # an agent's change: the turn of its session that made it
     via: str | None = None  # an agent's change: the key that drove its turn over the API
+    proposes: str | None = None  # a hold: the change it holds (None: a save)
+    settles: tuple[int, ...] = ()  # a review or discard: the holds it approves or rejects
 
     @property
     def shown(self) -> bool:
@@ -177,6 +184,10 @@ class Record:
             fields["digests"] = list(self.digests)
         if self.signature is not None:
             fields["signature"] = list(self.signature)
+        if self.proposes is not None:
+            fields["proposes"] = self.proposes
+        if self.settles:
+            fields["settles"] = list(self.settles)
         return fields
 
     def to_json(self, agent: str | None) -> dict[str, object]:
@@ -190,6 +201,7 @@ class Record:
             "turn": self.turn,
             **({"via": self.via} if self.via else {}),
             "op": self.op,
+            **({"proposes": self.proposes} if self.proposes else {}),
             "before": [{"scope": e.scope.value, **e.to_json()} for e in self.removed],
             "after": [{"scope": e.scope.value, **e.to_json()} for e in self.added],
         }
@@ -276,6 +288,9 @@ def parsed(raw: str, last: int) -> Record | None:
         after = tuple(_key(item) for item in items)
         if None in before or None in after:
             return None
+        proposes = stored.get("proposes")
+        if proposes is not None and not _a_proposal(op, proposes, before, after):
+            return None
         ours, digests = stored.get("ours"), stored.get("digests")
         signature = stored.get("signature")
         time, session, actor = stored.get("time"), stored.get("session"), stored.get("actor")
@@ -299,9 +314,21 @@ def parsed(raw: str, last: int) -> Record | None:
             else tuple(_number(v, -_SIGNATURE_RANGE, _SIGNATURE_RANGE) for v in _items(signature)),
             turn=None if stored.get("turn") is None else _number(stored["turn"], 0, MAX_NUMBER),
             via=via if isinstance(via, str) and ACTOR_NAME.fullmatch(via) else None,
+            proposes=proposes,
+            settles=tuple(_number(v, 1, MAX_NUMBER) for v in _items(stored.get("settles"))),
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def _a_proposal(
+    op: str, proposes: object, before: tuple[object, ...], after: tuple[object, ...]
+) -> bool:
+    """A held edit, move or delete names the one entry it changes, and (but a delete) the
+    entry it would become."""
+    if op != "hold" or proposes not in PROPOSALS:
+        return False
+    return len(before) == 1 and len(after) == (0 if proposes == "delete" else 1)
 
 
 def _items(value: object) -> list[object]:

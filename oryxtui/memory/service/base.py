@@ -37,6 +37,7 @@ from oryxtui.memory.format import (
 from oryxtui.memory.history import CLI, Actor, change, current_actor, is_mcp
 from oryxtui.memory.snapshot import MemoryRead, MemorySnapshot
 from oryxtui.memory.store import (
+    Editable,
     LongTermMemoryStore,
     Rankable,
     Recorded,
@@ -252,21 +253,36 @@ class ServiceBase:
         name = self.resolve_agent(agent)
         by = self.by
         store = self.store
-        if self.holds_save(by, name):
-            if not isinstance(store, Recorded):
-                raise UsageError(
-                    f"The {self.backend} backend keeps no history, so this save cannot wait "
-                    "for review; nothing was saved — set [mcp] hold = false to trust the client."
-                )
+        if self.holds_change(by, name):
             # Strict review: the entry waits outside the memory until a person approves it.
             held = entry_from_line(entry_line(stamp, clean), parsed_scope)
-            store.note(name, change("hold", by, after=[held]))
+            self._held_store().note(name, change("hold", by, after=[held]))
             return held
         return store.append(name, stamp, clean, parsed_scope, by, op)
 
-    def holds_save(self, by: Actor, agent: AgentArg = FROM_CONTEXT) -> bool:
-        """Whether a save by `by` waits for review: an agent's per `[memory.review]`, an MCP
-        client's per `[mcp] hold` (or `[memory.review]`)."""
+    def _held_store(self) -> Recorded:
+        """Where a held change waits: the history (a store without one refuses it)."""
+        store = self.store
+        if not isinstance(store, Recorded):
+            raise UsageError(
+                f"The {self.backend} backend keeps no history, so this change cannot wait for "
+                "review; nothing was changed — set [mcp] hold = false to trust the client."
+            )
+        return store
+
+    def _editable(self) -> Editable:
+        """The store, when it can change single entries; mem0 cannot (one sentence)."""
+        store = self.store
+        if not isinstance(store, Editable):
+            raise UsageError(
+                f"The {self.backend} backend cannot change single entries; use its own tools."
+            )
+        return store
+
+    def holds_change(self, by: Actor, agent: AgentArg = FROM_CONTEXT) -> bool:
+        """Whether a change by `by` — a save, edit, move or delete — waits for review: an
+        agent's per `[memory.review]`, an MCP client's per `[mcp] hold` (or
+        `[memory.review]`)."""
         if is_mcp(by.kind):
             return self.hold_mcp or self.holds(agent)
         return by.kind == "agent" and self.holds(agent)

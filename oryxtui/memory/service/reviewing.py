@@ -1,16 +1,17 @@
 """Review: what agents (and outside writers) wrote that no person has approved yet, and the
-saves held for review when `[memory.review] hold` is on. The state is kept in the history —
-`review` (approved), `hold` (a save waiting outside the memory), `discard` (a held save
+changes held for review (an agent's under `[memory.review] hold`, an MCP client's under
+`[mcp] hold`): saves, edits, moves and deletes alike. The state is kept in the history —
+`review` (approved), `hold` (a change waiting outside the memory), `discard` (a held change
 rejected), `reject` (an entry rejected: removed) — so it survives restarts and is the same
 for every process on a workspace or database."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oryxtui.errors import StaleEntry, UsageError
-from oryxtui.memory.format import MemoryEntry, entry_from_line
+from oryxtui.memory.format import MemoryEntry, entry_id
 from oryxtui.memory.history import Actor, Key, Record, change, is_mcp, origins
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.store import Recorded
@@ -25,20 +26,43 @@ def reviewed(actor: str) -> bool:
 
 @dataclass(frozen=True)
 class Awaiting:
-    """One entry awaiting review: as it is (a held one is not in the memory), and the change
-    that wrote or held it (who, when, an agent's session and turn)."""
+    """One change awaiting review: an entry written that no person approved (in the memory),
+    or a change held outside it — a save, or the edit, move or delete a held writer proposed
+    — with the record that wrote or held it (who, when, an agent's session and turn)."""
 
-    entry: MemoryEntry
+    entry: MemoryEntry  # as it is, or as it would be (a delete: the entry it removes)
     record: Record
     held: bool = False
+    told_id: str | None = None  # a server's id for it (its lines rebuilt here may differ)
+
+    @property
+    def proposes(self) -> str:
+        """The change: "save" (written, or held), or the held "edit", "move" or "delete"."""
+        return self.record.proposes or "save"
+
+    @property
+    def was(self) -> MemoryEntry | None:
+        """The entry a held edit, move or delete changes, as it was when proposed."""
+        return self.record.removed[0] if self.record.proposes else None
+
+    @property
+    def id(self) -> str:
+        """What approving or rejecting names: the entry's id, or a held change's own."""
+        if self.told_id is not None:
+            return self.told_id
+        if self.was is None:
+            return self.entry.id
+        return proposal_id(self.record.n, self.was, self.entry)
 
     def to_json(self, agent: str | None) -> dict[str, object]:
         record = self.record
-        return {
+        found: dict[str, object] = {
             "agent": agent,
             "scope": self.entry.scope.value,
             **self.entry.to_json(),
+            "id": self.id,
             "held": self.held,
+            "proposes": self.proposes,
             "by": record.actor,
             "op": record.op,
             "change": record.n,
@@ -46,26 +70,46 @@ class Awaiting:
             "session": record.session,
             "turn": record.turn,
         }
+        if self.was is not None:
+            found["was"] = {"scope": self.was.scope.value, **self.was.to_json()}
+        return found
 
 
-def review_state(records: Sequence[Record]) -> tuple[dict[Key, list[Record]], dict[Key, int]]:
-    """The held saves still waiting (by line), and when each line was last approved."""
-    held: dict[Key, list[Record]] = {}
+def proposal_id(n: int, was: MemoryEntry, entry: MemoryEntry) -> str:
+    """A held change's id: its record's, and what it changes into what."""
+    return entry_id(entry.scope, f"{n}\n{was.scope.value}\n{was.line}\n{entry.line}")
+
+
+def review_state(records: Sequence[Record]) -> tuple[list[Record], dict[Key, int]]:
+    """The holds still waiting (oldest first), and when each line was last approved. A review
+    or discard names the holds it settles; one from before it did is matched by line."""
+    waiting: dict[int, Record] = {}
     approved: dict[Key, int] = {}
     for record in records:
         if record.op == "hold":
-            for key in record.after:
-                held.setdefault(key, []).append(record)
-        elif record.op == "discard":
-            for key in record.before:
-                if held.get(key):
-                    held[key].pop(0)
-        elif record.op == "review":
-            for key in record.after:
-                if held.get(key):
-                    held[key].pop(0)
-                approved[key] = record.n
-    return {key: waiting for key, waiting in held.items() if waiting}, approved
+            waiting[record.n] = record
+        elif record.op in ("discard", "review"):
+            for n in record.settles:
+                waiting.pop(n, None)
+            if not record.settles:
+                lines = record.before if record.op == "discard" else record.after
+                for key in lines:
+                    saves = (n for n, r in waiting.items() if not r.proposes and r.after == (key,))
+                    first = next(saves, None)
+                    if first is not None:
+                        del waiting[first]
+            if record.op == "review":
+                for key in record.after:
+                    approved[key] = record.n
+    return list(waiting.values()), approved
+
+
+def held_items(holds: Sequence[Record]) -> list[Awaiting]:
+    return [
+        Awaiting((hold.added or hold.removed)[0], hold, held=True)
+        for hold in holds
+        if hold.after or hold.before
+    ]
 
 
 class Reviewing(ServiceBase):
@@ -80,12 +124,12 @@ class Reviewing(ServiceBase):
 
     def awaiting_review(self, agent: AgentArg = FROM_CONTEXT) -> list[Awaiting]:
         """What agents and outside writers wrote into this memory that no one approved, and
-        the saves held for review; newest first."""
+        the changes held for review; newest first."""
         store = self._reviewed_store()
         name = self.resolve_agent(agent)
         store.reconcile(name)
         records = store.changes(name).records
-        held, approved = review_state(records)
+        holds, approved = review_state(records)
         snapshot = self.snapshot(name)
         writers = origins(records)
         waiting: list[Awaiting] = []
@@ -95,29 +139,23 @@ class Reviewing(ServiceBase):
                 continue
             if approved.get((entry.scope, entry.line), -1) < writer.n:
                 waiting.append(Awaiting(entry, writer))
-        for (scope, line), holds in held.items():
-            for hold in holds:
-                waiting.append(Awaiting(entry_from_line(line, scope), hold, held=True))
+        waiting += held_items(holds)
         waiting.sort(key=lambda item: item.record.n, reverse=True)
         return waiting
 
     def held(self, agent: AgentArg = FROM_CONTEXT) -> list[Awaiting]:
-        """The saves held for review: never in the memory, nor in any prompt, until approved."""
+        """The changes held for review: never in the memory, nor in any prompt, until
+        approved."""
         store = self.store
         if not isinstance(store, Recorded):
             return []
-        held, _ = review_state(store.changes(self.resolve_agent(agent)).records)
-        return [
-            Awaiting(entry_from_line(line, scope), hold, held=True)
-            for (scope, line), holds in held.items()
-            for hold in holds
-        ]
+        return held_items(review_state(store.changes(self.resolve_agent(agent)).records)[0])
 
     def _chosen(self, agent: str | None, ids: Sequence[str] | None) -> list[Awaiting]:
         waiting = self.awaiting_review(agent)
         if ids is None:
             return waiting
-        by_id = {item.entry.id: item for item in waiting}
+        by_id = {item.id: item for item in waiting}
         unknown = [i for i in ids if i not in by_id]
         if unknown:
             raise StaleEntry(
@@ -127,44 +165,78 @@ class Reviewing(ServiceBase):
         return [by_id[i] for i in dict.fromkeys(ids)]
 
     def approve(self, agent: AgentArg, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
-        """Approve these (None: everything awaiting review of the agent). A held save is
-        written into the memory now, as its agent's save (its time kept); then one `review`
-        record marks them all. Returns the approved entries."""
+        """Approve these (None: everything awaiting review of the agent). A held change is
+        made now, as its writer's (a save with its time kept; an edit, move or delete only if
+        the entry is still as it was when proposed — else nothing is done); then one `review`
+        record marks them all. Returns the approved entries (a delete: the entry removed)."""
         store = self._reviewed_store()
         name = self.resolve_agent(agent)
         chosen = self._chosen(name, ids)
         if not chosen:
             return []
+        self._still_as_proposed(name, chosen)
         for item in chosen:
             if item.held:
-                hold = item.record
-                writer = Actor(hold.actor, hold.session, hold.turn, hold.via)
-                admitted = self.admission.entries([item.entry], "the held entry")
-                store.bring_back(name, admitted, writer, "save")
+                self._apply(store, name, item)
         entries = [item.entry for item in chosen]
-        store.note(name, change("review", self.by, after=entries))
+        kept = [item.entry for item in chosen if item.proposes != "delete"]
+        settles = tuple(item.record.n for item in chosen if item.held)
+        store.note(name, replace(change("review", self.by, after=kept), settles=settles))
         return entries
 
+    def _still_as_proposed(self, name: str | None, chosen: Sequence[Awaiting]) -> None:
+        """Compare before set: every held edit, move or delete approved finds its entry as it
+        was proposed, or none is made (one sentence says which changed)."""
+        proposed = [item for item in chosen if item.held and item.was is not None]
+        if not proposed:
+            return
+        snapshot = self.snapshot(name)
+        present = {entry.id for entry in [*snapshot.core, *snapshot.archival]}
+        for item in proposed:
+            assert item.was is not None
+            if item.was.id not in present:
+                raise StaleEntry(
+                    f"The held {item.proposes} {item.id} is of an entry that changed since it "
+                    f"was proposed ({item.was.content[:60]!r}); nothing was approved — reject "
+                    "it, and make the change again if it is still wanted."
+                )
+
+    def _apply(self, store: Recorded, name: str | None, item: Awaiting) -> None:
+        """A held change made, as its writer's, through the one entry path."""
+        hold = item.record
+        writer = Actor(hold.actor, hold.session, hold.turn, hold.via)
+        what = f"the held {item.proposes}"
+        if item.was is None:
+            admitted = self.admission.entries([item.entry], what)
+            store.bring_back(name, admitted, writer, "save")
+            return
+        new = None if item.proposes == "delete" else self.admission.entries([item.entry], what)[0]
+        was = item.was
+        try:
+            self._editable().replace(name, was.id, lambda old: new, item.proposes, writer)
+        except StaleEntry:
+            raise StaleEntry(
+                f"The held {item.proposes} {item.id} is of an entry that changed since it was "
+                "proposed; it was not made — reject it, and make the change again if it is "
+                "still wanted."
+            ) from None
+
     def reject(self, agent: AgentArg, ids: Sequence[str]) -> list[MemoryEntry]:
-        """Reject these: an entry in the memory is removed (recorded as `reject`); a held save
-        is discarded (never written). Returns the rejected entries."""
+        """Reject these: an entry in the memory is removed (recorded as `reject`); a held
+        change is discarded (never made). Returns the rejected entries."""
         store = self._reviewed_store()
         name = self.resolve_agent(agent)
         if not ids:
             raise UsageError("Name the entries to reject (their ids from `memory review`).")
         chosen = self._chosen(name, ids)
-        held = [item.entry for item in chosen if item.held]
+        held = [item for item in chosen if item.held]
         if held:
-            store.note(name, change("discard", self.by, before=held))
+            discard = change("discard", self.by, before=[item.entry for item in held])
+            store.note(name, replace(discard, settles=tuple(item.record.n for item in held)))
         for item in chosen:
             if not item.held:
                 self._remove_reviewed(name, item.entry.id)
         return [item.entry for item in chosen]
 
     def _remove_reviewed(self, name: str | None, entry_id: str) -> None:
-        from oryxtui.memory.store import Editable
-
-        store = self.store
-        if not isinstance(store, Editable):
-            raise UsageError(f"The {self.backend} backend cannot remove single entries.")
-        store.replace(name, entry_id, lambda old: None, "reject", self.by)
+        self._editable().replace(name, entry_id, lambda old: None, "reject", self.by)

@@ -1,13 +1,16 @@
-"""Steering: entries edited, moved and deleted by hand, and entries an outside edit lost."""
+"""Steering: entries edited, moved and deleted — by hand, or held for review when the writer's
+changes wait for a person — and entries an outside edit lost."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
-from oryxtui.errors import UsageError
+from oryxtui.errors import StaleEntry, UsageError
 from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_line, parse_scope
+from oryxtui.memory.history import replacement
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
-from oryxtui.memory.store import Change, Editable, Restorable
+from oryxtui.memory.store import Change, Restorable
 
 
 class Steering(ServiceBase):
@@ -76,22 +79,44 @@ class Steering(ServiceBase):
     def remove_duplicates(self, agent: AgentArg) -> list[MemoryEntry]:
         """Entries that repeat an earlier one of their section (same words, any case or
         spacing) removed, the oldest kept; returns the removed ones."""
-        return self._editable().remove_duplicates(self.resolve_agent(agent), self.by)
+        name = self.resolve_agent(agent)
+        self._not_held(name, "removing duplicates")
+        return self._editable().remove_duplicates(name, self.by)
 
     def _replace(
         self, agent: AgentArg, entry_id: str, change: Change, op: str
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        """The change made — or, for a writer whose changes wait for review, held as the
+        change it would be (the entry as it is now, and as it would become)."""
         name = self.resolve_agent(agent)
+        if self.holds_change(self.by, name):
+            return self._propose(name, entry_id, change, op)
         return self._editable().replace(name, entry_id, change, op, self.by)
 
-    def _editable(self) -> Editable:
-        """The store, when it can change single entries; mem0 cannot (one sentence)."""
-        store = self.store
-        if not isinstance(store, Editable):
-            raise UsageError(
-                f"The {self.backend} backend cannot change single entries; use its own tools."
+    def _propose(
+        self, name: str | None, entry_id: str, change: Change, op: str
+    ) -> tuple[MemoryEntry, MemoryEntry | None]:
+        store = self._held_store()
+        snapshot = self.snapshot(name)
+        old = next((e for e in [*snapshot.core, *snapshot.archival] if e.id == entry_id), None)
+        if old is None:
+            raise StaleEntry(
+                f"No entry {entry_id} here: it was edited, moved or removed since it was "
+                "shown; nothing was changed — show the memory again for its new id."
             )
-        return store
+        self._editable()  # a change that could never be made is refused now, not at approval
+        new = change(old)
+        proposed = replacement(op, self.by, old, new)
+        store.note(name, replace(proposed, op="hold", proposes=proposed.op))
+        return old, new
+
+    def _not_held(self, name: str | None, doing: str) -> None:
+        """Changes of many entries at once are a person's: a held writer is refused."""
+        if self.holds_change(self.by, name):
+            raise UsageError(
+                f"{doing.capitalize()} waits for no review here, so a writer whose changes are "
+                "reviewed cannot do it; nothing was changed — ask a person."
+            )
 
     def lost(self, agent: AgentArg = FROM_CONTEXT) -> list[MemoryEntry]:
         """Entries oryxtui saved that an outside edit removed (only files have outside editors)."""
@@ -103,6 +128,7 @@ class Steering(ServiceBase):
         store = self.store
         if not isinstance(store, Restorable):
             return []
+        self._not_held(self.resolve_agent(agent), "restoring lost entries")
         what = "the entries to restore"
         admit = partial(self.admission.entries, what=what)
         return store.restore(self.resolve_agent(agent), admit, self.by)
@@ -112,4 +138,5 @@ class Steering(ServiceBase):
         store = self.store
         if not isinstance(store, Restorable):
             return []
+        self._not_held(self.resolve_agent(agent), "accepting a removal")
         return store.accept(self.resolve_agent(agent), self.by)

@@ -1,7 +1,8 @@
 """The review inbox (`I`): what agents and outside writers wrote that no one has approved, and
 the saves held for review — across every agent (and attached server), newest first, grouped by
-agent, each with who wrote it and the turn that did. a approves, x rejects, i edits then
-approves, A approves all of the highlighted entry's agent, enter opens the turn."""
+agent, each with who wrote it and the turn that did; a held edit, move or delete shows the
+entry as it is and as it would be. a approves, x rejects, i edits then approves, A approves
+all of the highlighted entry's agent, enter opens the turn."""
 
 from __future__ import annotations
 
@@ -39,11 +40,28 @@ class Item:
 
 
 def item_row(item: Item) -> Text:
-    entry, record = item.awaiting.entry, item.awaiting.record
-    text = Text("held  " if item.awaiting.held else "      ", style="yellow")
+    awaiting = item.awaiting
+    entry, record = awaiting.entry, awaiting.record
+    text = Text("held  " if awaiting.held else "      ", style="yellow")
     text.append(f"{entry.time or '?'}  ", style="dim")
+    if awaiting.was is not None:
+        text.append(f"{awaiting.proposes}: ", style="bold yellow")
     text.append(display_text(entry.content))
     text.append(f"\n      {display_text(describe_actor(record))}", style="dim")
+    return text
+
+
+def proposal_text(awaiting: Awaiting) -> Text:
+    """A held edit, move or delete as the change it would make: the entry as it is, and as
+    it would be."""
+    was, entry = awaiting.was, awaiting.entry
+    assert was is not None
+    text = Text(f"Held {awaiting.proposes}: nothing changes until it is approved.\n", "yellow")
+    text.append(f"− {was.scope.value}: ", style="red")
+    text.append(display_text(was.content) + "\n")
+    if awaiting.proposes != "delete":
+        text.append(f"+ {entry.scope.value}: ", style="green")
+        text.append(display_text(entry.content) + "\n")
     return text
 
 
@@ -149,9 +167,13 @@ class ReviewScreen(Screen[None]):
     def _detail(self, item: Item) -> None:
         record, entry = item.awaiting.record, item.awaiting.entry
         text = Text()
-        text.append(f"{entry.scope.value}: ", style="bold")
-        text.append(display_text(entry.content) + "\n\n")
-        if item.awaiting.held:
+        if item.awaiting.was is not None:
+            text.append(proposal_text(item.awaiting))
+            text.append("\n")
+        else:
+            text.append(f"{entry.scope.value}: ", style="bold")
+            text.append(display_text(entry.content) + "\n\n")
+        if item.awaiting.held and item.awaiting.was is None:
             text.append("Held for review: not in the memory, nor in any prompt.\n", style="yellow")
         text.append(display_text(describe_actor(record)), style="dim")
         text.append(f" · change #{record.n} · {record.time or '?'}\n", style="dim")
@@ -180,7 +202,7 @@ class ReviewScreen(Screen[None]):
     def action_approve(self) -> None:
         item = self.selected
         if item is not None:
-            self._act(item.agent, "approve", [item.awaiting.entry.id])
+            self._act(item.agent, "approve", [item.awaiting.id])
 
     def action_approve_agent(self) -> None:
         item = self.selected
@@ -193,11 +215,12 @@ class ReviewScreen(Screen[None]):
         if item is None:
             return
         entry, agent = item.awaiting.entry, item.agent
-        title = (
-            "Reject this held save? It never goes into the memory."
-            if item.awaiting.held
-            else f"Reject this {entry.scope.value} entry? It is removed from the memory."
-        )
+        if item.awaiting.was is not None:
+            title = f"Reject this held {item.awaiting.proposes}? The entry stays as it is."
+        elif item.awaiting.held:
+            title = "Reject this held save? It never goes into the memory."
+        else:
+            title = f"Reject this {entry.scope.value} entry? It is removed from the memory."
 
         def rejected(done: list[MemoryEntry] | None) -> None:
             if done is not None:
@@ -206,7 +229,7 @@ class ReviewScreen(Screen[None]):
                 )
                 self.reload()
 
-        reject = partial(self.service.reject, agent, [entry.id])
+        reject = partial(self.service.reject, agent, [item.awaiting.id])
         self.app.push_screen(ConfirmScreen(title, entry.line, reject), rejected)
 
     @work(thread=True, exit_on_error=False, group="review-act")
@@ -228,9 +251,13 @@ class ReviewScreen(Screen[None]):
         if item is None:
             return
 
+        if item.awaiting.proposes == "delete":
+            tell(self, "A held delete has no text to edit: approve (a) or reject (x) it.")
+            return
+
         def edit(entry: MemoryEntry, text: str) -> MemoryEntry:
-            if item.awaiting.held:  # written first (as its agent's save), then edited
-                self.service.approve(item.agent, [entry.id])
+            if item.awaiting.held:  # made first (as its writer's change), then edited
+                self.service.approve(item.agent, [item.awaiting.id])
             return self.service.edit(item.agent, entry.id, text)
 
         def edited(entry: MemoryEntry | None) -> None:
