@@ -121,3 +121,41 @@ async def test_o_on_an_entry_opens_its_turn_and_p_shows_what_the_model_received(
         await focus_pane(pilot, archival)
         await pilot.press("home", "o")  # a hand-written line from before the history
         await wait_for(pilot, lambda: any("unknown" in str(n.message) for n in app._notifications))
+
+
+async def test_a_held_edit_shows_as_before_and_after_and_a_approves_it(
+    workspace: Workspace,
+) -> None:
+    from oryxtui.memory.history import Actor, current_actor
+
+    build_workspace(workspace)
+    workspace.config_path.write_text("[memory.review]\nhold = true\n")
+    settings = settings_of(workspace)
+    person = MemoryService.open(workspace, settings, actor=Actor("dashboard"))
+    note = person.save("alpha", "deploys go out on Tuesdays")
+    token = current_actor.set(Actor("mcp:cursor"))
+    try:
+        MemoryService.open(workspace, settings).edit("alpha", note.id, "deploys: Fridays")
+    finally:
+        current_actor.reset(token)
+    app = make_app(workspace, settings)
+    memory = workspace.memory_file("alpha")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("I")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: any(i.awaiting.proposes == "edit" for i in screen.items))
+        index = next(i for i, item in enumerate(screen.items) if item.awaiting.proposes == "edit")
+        listed = screen.query_one(OptionList)
+        listed.highlighted = listed.get_option_index(f"item-{index}")
+        detail = screen.query_one("#review-text", Static)
+        await wait_for(pilot, lambda: "Held edit" in str(detail.render()))
+        shown = str(detail.render())
+        assert "− archival: deploys go out on Tuesdays" in shown
+        assert "+ archival: deploys: Fridays" in shown
+        assert "deploys: Fridays" not in memory.read_text()  # nothing changed yet
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "] deploys: Fridays" in memory.read_text())
+        await wait_for(pilot, lambda: not any(i.awaiting.held for i in screen.items))
+    assert "deploys go out on Tuesdays" not in memory.read_text()
