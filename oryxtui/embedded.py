@@ -6,6 +6,7 @@ command, stopped with `--stop`. For a team, a managed PostgreSQL or deploy/compo
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,58 @@ DATABASE = "oryxtui"
 LONGEST_FOLDER = 90
 
 
+# As root, pgserver runs PostgreSQL as the system user `pgserver`, and first opens every folder
+# above its data folder and its programs to group and others (g+rx,o+rx) so that user can
+# pass. oryxtui never lets it: a folder that lacks these bits is named, nothing is changed.
+OPENED_BITS = stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+ROOT_FOLDER = Path("/var/lib/oryxtui/postgres")  # root's default: its parents need no change
+
+
 def default_folder() -> Path:
-    """Where the local server keeps its data: $XDG_DATA_HOME/oryxtui/postgres."""
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "oryxtui" / "postgres"
+    """Where the local server keeps its data: $XDG_DATA_HOME/oryxtui/postgres — as root
+    (whose home others cannot enter), /var/lib/oryxtui/postgres unless XDG_DATA_HOME says."""
+    data = os.environ.get("XDG_DATA_HOME")
+    if not data and _as_root():
+        return ROOT_FOLDER
+    return Path(data or Path.home() / ".local" / "share") / "oryxtui" / "postgres"
+
+
+def _as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def folders_it_would_open(folder: Path, programs: Path) -> list[tuple[Path, int]]:
+    """The folders above `folder` (the data) and `programs` (PostgreSQL's) whose mode pgserver
+    would widen when run as root, with their modes now; none otherwise."""
+    if not _as_root():
+        return []
+    found: dict[Path, int] = {}
+    for path in (folder, programs):
+        for parent in path.parents:
+            try:
+                mode = parent.stat().st_mode
+            except OSError:
+                continue  # made by oryxtui below, open as it needs
+            if mode & OPENED_BITS != OPENED_BITS:
+                found[parent] = stat.S_IMODE(mode)
+    return sorted(found.items())
+
+
+def _refuse_to_open(folder: Path) -> None:
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    opened = folders_it_would_open(folder, POSTGRES_BIN_PATH)
+    if not opened:
+        return
+    named = ", ".join(f"{path} ({mode:04o})" for path, mode in opened[:4])
+    more = f" and {len(opened) - 4} more" if len(opened) > 4 else ""
+    raise UsageError(
+        f"As root, `db local` runs PostgreSQL as the system user pgserver, which could only "
+        f"pass through {named}{more} if they were opened to every user (g+rx,o+rx); nothing "
+        "was changed — keep the data in a folder every user may already pass through "
+        f"(--dir {ROOT_FOLDER}), install oryxtui outside a private folder, run it as "
+        "another user, or open those folders yourself if that is what you want."
+    )
 
 
 @dataclass(frozen=True)
@@ -39,7 +88,8 @@ def start(folder: Path) -> LocalServer:
     make the `oryxtui` database and its tables; it keeps running after this process."""
     require("localdb", "oryxtui db local")
     folder = _checked(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_to_open(folder)
+    _made_open(folder.parent)
     server = _server(folder, keep_running=True)
     rows = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
     if "(1 row)" not in rows:
@@ -75,6 +125,15 @@ def stop(folder: Path) -> bool:
         ) from None
     PostgresServer._instances.pop(folder.resolve(), None)  # a handle this process holds
     return True
+
+
+def _made_open(folder: Path) -> None:
+    """`folder` and the parents it lacks, made — as root, passable by every user (0755), as the
+    server's user needs: folders of oryxtui's own, which hold only the data folder (0700)."""
+    missing = [path for path in [folder, *folder.parents] if not path.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in missing if _as_root() else []:
+        path.chmod(0o755)
 
 
 def _checked(folder: Path) -> Path:

@@ -182,7 +182,11 @@ def migrate(args: argparse.Namespace) -> int:
 @DB.command(
     "local",
     "try the shared database on this machine: PostgreSQL with pgvector, no Docker",
-    arg("--dir", metavar="FOLDER", help="its data (default: ~/.local/share/oryxtui/postgres)"),
+    arg(
+        "--dir",
+        metavar="FOLDER",
+        help="its data (default: ~/.local/share/oryxtui/postgres; root: /var/lib/oryxtui/postgres)",
+    ),
     arg("--stop", action="store_true", help="stop the server of that folder"),
     json=True,
 )

@@ -4,6 +4,9 @@ folder, the database and its tables made, the exact settings to export printed, 
 from __future__ import annotations
 
 import json
+import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,14 +23,17 @@ def folder() -> Path:
     import tempfile
 
     made = Path(tempfile.mkdtemp(prefix="oryxlocal"))  # short: the socket lives in it
+    made.chmod(0o755)  # as root, the server's user passes through it: oryxtui opens nothing
     yield made / "pg"
     run_oryxtui("db", "local", "--dir", str(made / "pg"), "--stop")
     shutil.rmtree(made, ignore_errors=True)
 
 
 def test_start_use_and_stop(folder: Path, tmp_path: Path) -> None:
+    modes = _modes_above(folder)
     started = run_oryxtui("db", "local", "--dir", str(folder), "--json")
     assert started.returncode == 0, started.stderr
+    assert _modes_above(folder) == modes  # no folder above it opened to anyone
     said = json.loads(started.stdout)
     environment = said["environment"]
     assert environment["ORYXTUI_DATABASE_URL"] == f"postgresql://postgres@/oryxtui?host={folder}"
@@ -51,6 +57,60 @@ def test_start_use_and_stop(folder: Path, tmp_path: Path) -> None:
     assert "Traceback" not in gone.stderr
     assert run_oryxtui("db", "local", "--dir", str(folder), "--stop").stdout.startswith("No ")
     assert not [c for c in _command_lines() if str(folder) in c]  # no postgres of it left
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    import shutil
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix="oryxh"))
+    made.chmod(0o755)
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+def _modes_above(folder: Path) -> dict[Path, int]:
+    """The mode of every folder above the data folder and PostgreSQL's programs."""
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    above = [*folder.parents, *POSTGRES_BIN_PATH.parents]
+    return {path: path.stat().st_mode for path in above if path.exists()}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="pgserver opens folders only when run as root")
+def test_as_root_no_folder_above_the_data_is_opened_to_every_user(short_tmp: Path) -> None:
+    tmp_path = short_tmp  # the socket would live in the data folder: a short path
+    home = tmp_path / "home"  # a throwaway HOME, private as root's own
+    (home / ".local" / "share").mkdir(parents=True)
+    for path in (home, home / ".local", home / ".local" / "share"):
+        path.chmod(0o700)
+    (home / "secret.txt").write_text("mine")
+    modes = _modes_above(home / ".local" / "share" / "oryxtui" / "postgres")
+    environment = {"HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share")}
+    refused = run_oryxtui("db", "local", env=environment)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    said = refused.stderr
+    assert f"{home} (0700)" in said and "nothing was changed" in said
+    assert "--dir /var/lib/oryxtui/postgres" in said
+    assert _modes_above(home / ".local" / "share" / "oryxtui" / "postgres") == modes
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert not (home / ".local" / "share" / "oryxtui").exists()  # nothing made either
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    refused = run_oryxtui("db", "local", "--dir", str(private / "pg"))
+    assert refused.returncode == 2 and f"{private} (0700)" in refused.stderr
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700 and not (private / "pg").exists()
+
+
+def test_roots_default_folder_needs_no_folder_opened() -> None:
+    from oryxtui import embedded
+
+    if os.geteuid() == 0:
+        assert embedded.default_folder() == embedded.ROOT_FOLDER
+        present = [p for p in embedded.ROOT_FOLDER.parents if p.exists()]
+        assert all(p.stat().st_mode & embedded.OPENED_BITS == embedded.OPENED_BITS for p in present)
+    assert embedded.folders_it_would_open(Path("/"), Path("/")) == []
 
 
 def _command_lines() -> list[str]:
