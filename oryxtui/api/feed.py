@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from oryxtui.api.events import EventLog
@@ -36,23 +37,31 @@ log = logging.getLogger("oryxtui.api")
 WATCH_ARMED_SECONDS = 5.0  # how long running() waits for the watch to be set up
 
 
+@dataclass(frozen=True)
+class Reread:
+    """Too many hints to follow one by one: every memory, the sessions and the keys read
+    again, and only what differs from what was told is told."""
+
+
 class Hints:
     """Hints waiting to be read, each once however often it was sent: handled in batches, a
-    beat apart; past `cap` waiting, one full re-read (`Reset`) stands for the rest."""
+    beat apart; past `cap` waiting, one full re-read (`Reread`) stands for the rest."""
 
-    def __init__(self, handle: Callable[[Event], None], beat: float = 0.05, cap: int = 256) -> None:
+    def __init__(
+        self, handle: Callable[[Event | Reread], None], beat: float = 0.05, cap: int = 256
+    ) -> None:
         self.handle = handle
         self.beat = beat
         self.cap = cap
-        self._waiting: dict[Event, None] = {}  # in arrival order, each once
+        self._waiting: dict[Event | Reread, None] = {}  # in arrival order, each once
         self._ready = threading.Condition()
 
-    def add(self, hint: Event) -> None:
+    def add(self, hint: Event | Reread) -> None:
         with self._ready:
             if hint in self._waiting:
                 return
             if len(self._waiting) >= self.cap:
-                hint = Reset()  # too many to read one by one: read everything once
+                hint = Reread()  # too many to read one by one: read everything once
                 self._waiting.clear()
             self._waiting[hint] = None
             self._ready.notify()
@@ -201,6 +210,8 @@ class EventFeed:
         told = status.to_json() if status is not None else None
         if told is None or self._index_seen.get(agent) == told:
             return
+        if status is not None and status.entries == 0 and agent not in self._index_seen:
+            return  # no entries, never told: an agent the database does not hold
         self._index_seen[agent] = told
         self.index_changed(agent, status)
 
@@ -280,6 +291,14 @@ class EventFeed:
                 if self._newest_safely(agent) > self._seen.get(agent, 0):
                     self.memory_changed(agent)
 
+    def _reread(self) -> None:
+        """Everything the database holds read again; what is new since it was told, told."""
+        agents = dict.fromkeys([*self.workspace.memories(), *self.memory.stored_agents()])
+        for agent in agents:
+            if self._newest_safely(agent) > self._seen.get(agent, 0):
+                self.memory_changed(agent)
+        self._database_changed(sqlite_memory=False)
+
     def _newest_safely(self, agent: str | None) -> int:
         try:
             return self._newest(agent)
@@ -300,13 +319,15 @@ class EventFeed:
 
         store.listen(stopped, hints.add, lost)
 
-    def _follow(self, hint: Event) -> None:
+    def _follow(self, hint: Event | Reread) -> None:
         """One hint, read again before anything is told."""
         match hint:
-            case Reset():  # (re)connected, or too many hints: what happened is unknown
+            case Reset():  # (re)connected: what happened while not listening is unknown
                 self.events.store(down=False)
                 self.events.publish(Reset())
                 self.keys_changed()
+            case Reread():
+                self._reread()
             case MemoryChange(agent):
                 self.memory_changed(agent)
             case SessionMoved():

@@ -10,6 +10,7 @@ import json
 import socket
 import threading
 import time
+import uuid
 from pathlib import Path
 from unittest import mock
 
@@ -114,12 +115,7 @@ def test_forged_announcements_are_only_hints(tmp_path: Path, database_url: str) 
     env = on_database(database_url)
     workspace = init_workspace(tmp_path / "w")
     make_agent(workspace, "ops")
-    with psycopg.connect(database_url, autocommit=True) as admin:
-        admin.execute("DROP ROLE IF EXISTS spoof")
-        admin.execute("CREATE ROLE spoof LOGIN")
-        name = database_url.split("?")[0].rsplit("/", 1)[1]
-        admin.execute(f"GRANT CONNECT ON DATABASE {name} TO spoof")
-    spoof_url = database_url.replace("postgres@", "spoof@", 1)
+    spoof_url = _spoof_role(database_url)
     with ServeProcess(workspace.root, env=env) as server, EventReader(server.url) as events:
         assert events.next()[1]["kind"] == "hello"
         stop = threading.Event()
@@ -148,3 +144,46 @@ def test_forged_announcements_are_only_hints(tmp_path: Path, database_url: str) 
         assert "session" not in told and "index" not in told, told
         changes = [data["change"] for _, data in seen if "change" in data]
         assert [change["op"] for change in changes] == ["save"], seen
+
+
+def test_a_forged_announcement_of_an_agent_the_database_does_not_hold_tells_nothing(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Round 4, item 4: a notification is only a hint — 300 announcements of agents that do
+    not exist (more than the hints a server follows one by one) make no event and write no
+    row; what reaches the stream is what the database holds."""
+    env = on_database(database_url)
+    workspace = init_workspace(tmp_path / "w")
+    make_agent(workspace, "ops")
+    spoof_url = _spoof_role(database_url)
+    with ServeProcess(workspace.root, env=env) as server, EventReader(server.url) as events:
+        assert events.next()[1]["kind"] == "hello"
+        with psycopg.connect(spoof_url, autocommit=True) as spoof:
+            for n in range(300):
+                for kind in ("memory", "index", "session"):
+                    payload = json.dumps({"kind": kind, "agent": f"ghost-{n}", "session": "a:b:c"})
+                    spoof.execute("SELECT pg_notify('oryxtui', %s)", (payload,))
+            spoof.execute(
+                "SELECT pg_notify('oryxtui', %s)", (json.dumps({"kind": "memory", "agent": "ops"}),)
+            )
+        saved = server.client().post("/api/v1/agents/ops/memory", json={"content": "real"})
+        assert saved.status_code == 200
+        seen = events.until(lambda d: d.get("change", {}).get("op") == "save", deadline_s=30)
+    told = [data for _, data in seen]
+    assert not [d for d in told if "ghost" in json.dumps(d)], told
+    assert [d["kind"] for d in told] == ["memory"], told  # the save, and nothing else
+    with psycopg.connect(database_url) as db:
+        ghosts = db.execute(
+            "SELECT count(*) FROM oryxtui_memory_history WHERE agent_name LIKE 'ghost-%'"
+        ).fetchone()
+    assert ghosts == (0,)  # a look at an agent that has nothing never starts its history
+
+
+def _spoof_role(database_url: str) -> str:
+    """The url of a new role that may only connect (and so send notifications)."""
+    role = f"spoof_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        name = database_url.split("?")[0].rsplit("/", 1)[1]
+        admin.execute(f"GRANT CONNECT ON DATABASE {name} TO {role}")
+    return database_url.replace("postgres@", f"{role}@", 1)

@@ -114,8 +114,9 @@ class PostgresMemoryStore(TableStore):
             with self.database.transaction() as connection:
                 # A look that finds nothing new costs one signature and one history read.
                 now = self._signature(connection, agent)
-                if now == self.history.log(connection, name).signature:
-                    return []
+                log = self.history.log(connection, name)
+                if now == log.signature or (now[0] == 0 and not log.records):
+                    return []  # nothing new; or nothing ever: a look never starts a history
                 _lock(connection, name)
                 now = self._signature(connection, agent)
                 lines = self._lines(agent, connection)
