@@ -51,6 +51,9 @@ class Here:
     def root(self) -> Path:
         return self.workspace.root
 
+    def hang_up(self) -> None:
+        """Nothing to end: a workspace is read here, not over a network."""
+
     @property
     def memory(self) -> MemoryService:
         if self._memory is None:

@@ -76,6 +76,9 @@ class _Remote:
     def watched(self) -> Workspace | None:
         return None  # each server's events say what changed
 
+    def hang_up(self) -> None:
+        self.source.hang_up()
+
     def listened(self) -> Listened:
         return self.memory.store  # the servers' event streams
 

@@ -8,7 +8,6 @@ import contextlib
 import json
 import socket
 import ssl
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,10 +18,12 @@ import httpx
 from oryxtui import errors, notices
 from oryxtui.addresses import AddressError, web_address
 from oryxtui.errors import OryxError, ServiceUnavailable, Unreachable, UsageError
+from oryxtui.remote.deadline import DeadlineTransport, expired, within
 
-TIMEOUT_SECONDS = 30.0
-ANSWER_SECONDS = 120.0  # a whole answer, however slowly its bytes come
-MAX_ANSWER_BYTES = 256 << 20  # the largest answer read (100,000 entries take about 30 MB)
+TIMEOUT_SECONDS = 30.0  # a whole call: connecting, the headers and the answer, however slow
+ANSWER_SECONDS = 120.0  # … of a call whose answer may be a whole memory
+MAX_ANSWER_BYTES = 8 << 20  # the largest answer read …
+MAX_MEMORY_BYTES = 64 << 20  # … and of a whole memory (100,000 entries take about 30 MB)
 MAX_LINE_BYTES = 1 << 20  # the longest line of an event stream
 GLOBAL_PATH = "__global__"  # the global memory's name in the API's paths
 
@@ -103,7 +104,10 @@ class Server:
     ) -> None:
         self.base = api_base(url)
         self.name = name or urlsplit(self.base).netloc
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # Answers come as they are: no compressed answer to inflate past any limit.
+        headers = {"Accept-Encoding": "identity"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         verify: ssl.SSLContext | bool = True
         if ca_cert:
             try:
@@ -113,13 +117,15 @@ class Server:
                     f"The CA certificate {ca_cert} for {self.name} cannot be used ({exc}); "
                     "name a PEM file in [remotes]."
                 ) from None
+        self._transport = DeadlineTransport(verify)
         self._client = httpx.Client(
             base_url=self.base,
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            verify=verify,
+            transport=self._transport,
             follow_redirects=False,
         )
+        self.timeout = timeout
         self.key = key
         self._streams: set[httpx.Response] = set()  # open now, closed by `interrupt`
         self.answered = False  # it has answered once: losing it now is its going away
@@ -128,8 +134,15 @@ class Server:
         self.streamed = 0
 
     def close(self) -> None:
-        self.interrupt()
+        self.hang_up()
         self._client.close()
+
+    def hang_up(self) -> None:
+        """End every call, answer and stream, now and from now on (from any thread): every
+        socket is shut down, so a read blocked on one returns at once — quitting never waits
+        on the network."""
+        self._transport.backend.end()
+        self.interrupt()
 
     def interrupt(self) -> None:
         """End every answer and stream being read (from another thread): its reader sees it
@@ -148,8 +161,12 @@ class Server:
     def get(self, path: str, **params: Any) -> Any:
         return self.call("GET", path, params=params)
 
-    def post(self, path: str, body: Any = None) -> Any:
-        return self.call("POST", path, body=body if body is not None else {})
+    def get_memory(self, path: str, **params: Any) -> Any:
+        """A GET whose answer may be a whole memory: more time and bytes than a plain one."""
+        return self.call("GET", path, params=params, seconds=ANSWER_SECONDS, limit=MAX_MEMORY_BYTES)
+
+    def post(self, path: str, body: Any = None, seconds: float | None = None) -> Any:
+        return self.call("POST", path, body=body if body is not None else {}, seconds=seconds)
 
     def patch(self, path: str, body: Any) -> Any:
         return self.call("PATCH", path, body=body)
@@ -158,50 +175,56 @@ class Server:
         return self.call("DELETE", path)
 
     def call(
-        self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        seconds: float | None = None,
+        limit: int | None = None,
     ) -> Any:
-        """The answer's `data`; its warnings become notices; a refusal its error."""
+        """The answer's `data`, within `seconds` in all (connecting, headers, answer) and at
+        most `limit` bytes; its warnings become notices; a refusal its error."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        try:
-            with self._client.stream(
-                method, path, params=query, json=body if method != "GET" else None
-            ) as response:
-                content = self._whole(response)
-        except (httpx.TransportError, httpx.StreamClosed) as exc:
-            raise self.unreachable(exc) from None
+        seconds = self.timeout if seconds is None else seconds
+        with within(seconds):
+            try:
+                with self._client.stream(
+                    method, path, params=query, json=body if method != "GET" else None
+                ) as response:
+                    content = self._whole(response, limit or MAX_ANSWER_BYTES)
+            except (httpx.TransportError, httpx.StreamClosed) as exc:
+                if expired():
+                    raise ServiceUnavailable(
+                        f"The server {self.name} did not answer within {seconds:g} s; try "
+                        "again, or ask its operator."
+                    ) from None
+                raise self.unreachable(exc) from None
         self.answered = True
         return self.data(response, content)
 
-    def _whole(self, response: httpx.Response) -> bytes:
-        """The answer's bytes: at most MAX_ANSWER_BYTES, within ANSWER_SECONDS in all (a
-        server that sends too much, or a byte at a time, gets one sentence, not the
-        client's memory or patience); `interrupt` ends the read from another thread."""
+    def _whole(self, response: httpx.Response, limit: int) -> bytes:
+        """The answer's bytes: at most `limit`, counted as they come (a server that sends
+        too much gets one sentence, not the client's memory; one that sends a byte at a
+        time meets the call's deadline); `interrupt` ends the read from another thread."""
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
-            raise self._too_much()
-        deadline = time.monotonic() + ANSWER_SECONDS
-        chunks, size = [], 0
+        if declared.isdigit() and int(declared) > limit:
+            raise self._too_much(limit)
+        content = bytearray()
         self._streams.add(response)
         try:
-            for chunk in response.iter_bytes():
-                size += len(chunk)
+            for chunk in response.iter_raw():
                 self.received += len(chunk)
-                if size > MAX_ANSWER_BYTES:
-                    raise self._too_much()
-                if time.monotonic() > deadline:
-                    raise ServiceUnavailable(
-                        f"The server {self.name} took over {ANSWER_SECONDS:g} s to send its "
-                        "answer; try again, or ask its operator."
-                    )
-                chunks.append(chunk)
+                if len(content) + len(chunk) > limit:
+                    raise self._too_much(limit)
+                content += chunk
         finally:
             self._streams.discard(response)
-        return b"".join(chunks)
+        return bytes(content)
 
-    def _too_much(self) -> ServiceUnavailable:
+    def _too_much(self, limit: int) -> ServiceUnavailable:
         return ServiceUnavailable(
-            f"The server {self.name} sent an answer over {MAX_ANSWER_BYTES >> 20} MB; none of "
-            "it was used."
+            f"The server {self.name} sent an answer over {limit >> 20} MB; none of it was used."
         )
 
     def data(self, response: httpx.Response, content: bytes | None = None) -> Any:
@@ -259,7 +282,7 @@ class Server:
                 method, path, json=body, headers=headers or {}, timeout=timeout
             ) as response:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
-                    self.data(response, self._whole(response))
+                    self.data(response, self._whole(response, MAX_ANSWER_BYTES))
                     raise ServiceUnavailable(f"The server {self.name} sent no event stream.")
                 self._streams.add(response)
                 try:
@@ -274,7 +297,7 @@ class Server:
         MAX_LINE_BYTES: a server that never ends a line is one sentence, not a client
         growing without bound."""
         pending = b""
-        for chunk in response.iter_bytes():
+        for chunk in response.iter_raw():
             self.streamed += len(chunk)
             pending += chunk
             while True:

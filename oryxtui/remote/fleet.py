@@ -66,6 +66,10 @@ class Fleet:
         self.memory = FleetMemory(self)
         self.loop = FleetLoop(self)
 
+    def hang_up(self) -> None:
+        for place in self.places.values():
+            place.hang_up()
+
     def place(self, server: str) -> RemoteWorkspace:
         try:
             return self.places[server]

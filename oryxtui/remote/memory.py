@@ -34,7 +34,7 @@ from oryxtui.remote.answers import (
     status_of,
     text_of,
 )
-from oryxtui.remote.client import Server, agent_path
+from oryxtui.remote.client import ANSWER_SECONDS, Server, agent_path
 from oryxtui.remote.copies import Copies
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -137,7 +137,7 @@ class RemoteMemory:
         kept = copies.snapshot(agent) if copies is not None else None
         if kept is not None:
             return kept
-        data = self.server.get(f"{agent_path(agent)}/memory/entries")
+        data = self.server.get_memory(f"{agent_path(agent)}/memory/entries")
         snapshot = self._snapshot(agent, data)
         if copies is not None and isinstance(data, dict):
             copies.take(agent, data, snapshot)
@@ -167,7 +167,7 @@ class RemoteMemory:
         )
 
     def build_context(self, agent: str | None = None) -> str:
-        return str(self.server.get(f"{agent_path(agent)}/memory") or "")
+        return str(self.server.get_memory(f"{agent_path(agent)}/memory") or "")
 
     def count_archival(self, agent: str | None = None) -> int:
         return len(self.snapshot(agent).archival)
@@ -264,7 +264,9 @@ class RemoteMemory:
         min_entries: int = 1,
     ) -> Digest | None:
         """The server's digest (it summarises with the agent's model there)."""
-        data = self.server.post(f"{agent_path(agent)}/memory/digest", {"dry_run": dry_run})
+        # A digest may be summarised by the agent's model there: a call that may take long.
+        body = {"dry_run": dry_run}
+        data = self.server.post(f"{agent_path(agent)}/memory/digest", body, ANSWER_SECONDS)
         if not isinstance(data, dict) or not isinstance(data.get("content"), str):
             return None
         return Digest(
@@ -279,7 +281,7 @@ class RemoteMemory:
 
     def history(self, agent: str | None = None, since: datetime | None = None) -> list[Record]:
         params = {"since": since.isoformat()} if since is not None else {}
-        data = self.server.get(f"{agent_path(agent)}/memory/history", **params)
+        data = self.server.get_memory(f"{agent_path(agent)}/memory/history", **params)
         items = data if isinstance(data, list) else []
         records = [record_of(item) for item in items]
         good = [record for record in records if record is not None]
@@ -377,7 +379,7 @@ class RemoteMemory:
 
     def as_of(self, agent: str | None, n: int) -> tuple[MemorySnapshot, str] | None:
         try:
-            data = self.server.get(f"{agent_path(agent)}/memory/history/{n}")
+            data = self.server.get_memory(f"{agent_path(agent)}/memory/history/{n}")
         except NotFound:
             return None
         data = data if isinstance(data, dict) else {}

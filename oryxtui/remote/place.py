@@ -63,6 +63,9 @@ class RemoteWorkspace:
         self.loop = RemoteLoop(server, self.memory)
         self._agents: dict[str, RemoteAgent] | None = None
 
+    def hang_up(self) -> None:
+        self.server.hang_up()
+
     def _listed(self, fresh: bool = False) -> dict[str, RemoteAgent]:
         if self._agents is None or fresh:
             rows = self.server.get("/agents")

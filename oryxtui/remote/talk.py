@@ -78,7 +78,7 @@ class RemoteEpisodes:
         from urllib.parse import quote
 
         try:
-            data = self.server.get(f"/sessions/{quote(session_id, safe='')}")
+            data = self.server.get_memory(f"/sessions/{quote(session_id, safe='')}")
         except NotFound:
             return []  # as locally: no session with a finished turn
         return episodes_of(data, f"session {session_id}")
@@ -134,7 +134,7 @@ class RemoteLoop:
 
     def prompt(self, agent: str | None, session_id: str, ask: bool = True) -> Prompt:
         channel, user = session_id.split(":")[:2]
-        data = self.server.get(f"{agent_path(agent)}/prompt", channel=channel, user=user)
+        data = self.server.get_memory(f"{agent_path(agent)}/prompt", channel=channel, user=user)
         data = data if isinstance(data, dict) else {}
         blocks = tuple(
             PromptBlock(str(block.get("name")), str(block.get("text") or ""))
@@ -151,7 +151,9 @@ class RemoteLoop:
         from urllib.parse import quote
 
         try:
-            data = self.server.get(f"/sessions/{quote(session_id, safe='')}/turns/{turn}/prompt")
+            data = self.server.get_memory(
+                f"/sessions/{quote(session_id, safe='')}/turns/{turn}/prompt"
+            )
         except NotFound:
             return None
         if not isinstance(data, dict) or not isinstance(data.get("calls"), list):

@@ -242,6 +242,7 @@ class OryxApp(App[None]):
 
     def on_unmount(self) -> None:
         self._stopping.set()
+        self.place.hang_up()  # a worker waiting on a server ends now: quitting never waits
         logging.getLogger(NOTICES).removeHandler(self._notices)
 
     @on(Noticed)
