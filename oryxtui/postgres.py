@@ -70,7 +70,7 @@ class Postgres:
 
     def sentence(self, error: BaseException, doing: str = "could not be used") -> DatabaseError:
         """One sentence for a failure, what to do, and no password in it."""
-        detail = scrubbed(" ".join(str(error).split()) or type(error).__name__, self._secrets())
+        detail = scrubbed(_reason(error), self._secrets())
         if _unreachable(error):
             return Unreachable(
                 f"The database {self.shown} cannot be reached ({detail}); check that it is "
@@ -304,6 +304,44 @@ def _version(connection: psycopg.Connection[Any]) -> int:
     return int(version)
 
 
+# What libpq says of a connection that failed, and the same in a few words (libpq's own text
+# runs over several lines: "…failed: Connection refused\n\tIs the server running on that…").
+_REASONS = (
+    ("Connection refused", "connection refused"),
+    ("No such file", "no server listens on its socket"),
+    ("resolve host", "its host name is unknown"),
+    ("translate host name", "its host name is unknown"),
+    ("timeout", "no answer in time"),
+    ("timed out", "no answer in time"),
+    ("password authentication failed", "the password was refused"),
+    ("server closed", "the server closed the connection"),
+    ("terminating connection", "the server is shutting down"),
+)
+_UNREACHABLE = (
+    "connection failed",
+    "could not connect",
+    "Connection refused",
+    "No such file",
+    "resolve host",
+    "translate host name",
+    "timeout",
+    "timed out",
+    "server closed",
+    "terminating connection",
+)
+MAX_REASON_CHARS = 160
+
+
+def _reason(error: BaseException) -> str:
+    """Why, in a few words, on one line."""
+    text = str(error)
+    for said, meaning in _REASONS:
+        if said in text:
+            return meaning
+    first = " ".join((text.strip().splitlines() or [""])[0].split()) or type(error).__name__
+    return first if len(first) <= MAX_REASON_CHARS else first[: MAX_REASON_CHARS - 1] + "…"
+
+
 def _unreachable(error: BaseException) -> bool:
     import psycopg
     from psycopg_pool import PoolTimeout
@@ -312,18 +350,9 @@ def _unreachable(error: BaseException) -> bool:
         return True
     if isinstance(error, psycopg.OperationalError):
         text = str(error)
-        return any(
-            phrase in text
-            for phrase in (
-                "connection failed",
-                "Connection refused",
-                "could not connect",
-                "timeout",
-                "No such file",
-                "server closed",
-                "terminating connection",
-            )
-        )
+        if "password authentication failed" in text:
+            return False  # reached, and refused: the password is what to fix
+        return any(phrase in text for phrase in _UNREACHABLE)
     return False
 
 
