@@ -283,6 +283,9 @@ class McpSettings(_Section):
     hold: bool = True
     # Offer edit_memory and delete_memory to MCP clients (over HTTP, to write keys only).
     edits: bool = False
+    # MCP sessions one key may hold open at once over HTTP (its streams count against
+    # [api] streams_per_key, as the REST event streams do).
+    sessions_per_key: int = Field(32, ge=1, le=10_000)
 
 
 class Settings(_Section):

@@ -1,9 +1,11 @@
 """Who a request is, decided by rules fixed when the server starts.
 
-A server is *open* (everyone is admin) only when it is bound to loopback and started with no
-token and no live key. Once keys exist it requires them for the rest of its life: revoking
-every key — from any host of a shared database, or by writing the keys table — closes the
-server to everyone (401, one sentence), it never opens it. Failed attempts are limited per
+A server is *open* (everyone is admin) only when it is bound to loopback, has no token, and no
+key was ever made for its workspace (or shared database) — decided from what is stored, not
+from what the process happened to see: a key made and revoked before any request arrived
+closes it too. Once a key has existed it requires one for the rest of its life: revoking every
+key — from any host of a shared database, or by writing the keys table — closes the server to
+everyone (401, one sentence), it never opens it. Failed attempts are limited per
 client address before any key is looked up, so a short secret cannot be guessed by trying."""
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Authenticator:
     @classmethod
     def at_start(cls, keys: KeyStore, token: str | None, bind_host: str) -> Authenticator:
         """The rules for a server bound to `bind_host`, from its token and the keys now."""
-        open_at_start = token is None and is_loopback(bind_host) and not keys.any_live()
+        open_at_start = token is None and is_loopback(bind_host) and not keys.any_made()
         return cls(keys, token, open_at_start)
 
     @property
@@ -104,10 +106,10 @@ class Authenticator:
         )
 
     def _still_open(self) -> bool:
-        """Open until the first key is made; then never again."""
+        """Open until the first key is made (revoked since or not); then never again."""
         if not self._open:
             return False
-        if not self.keys.any_live():
+        if not self.keys.any_made():
             return True
         with self._lock:
             if self._open:

@@ -242,6 +242,10 @@ class KeyStore:
         )
         return hashlib.sha256(repr([tuple(map(str, row)) for row in rows]).encode()).hexdigest()
 
+    def any_made(self) -> bool:
+        """A key was ever made here (live or revoked): from then on, every server needs one."""
+        return bool(self.database.query("SELECT 1 FROM oryxtui_api_keys LIMIT 1"))
+
     def any_live(self) -> bool:
         rows = self.database.query(
             "SELECT 1 FROM oryxtui_api_keys WHERE revoked_at IS NULL LIMIT 1"

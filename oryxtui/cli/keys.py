@@ -94,8 +94,8 @@ def revoke(args: argparse.Namespace) -> int:
         sys.stderr.write(f"Key {args.name!r} revoked; requests with it are refused.\n")
     if last:
         warn(
-            "that was the last live key. Servers that started with keys "
-            "now refuse every request until an admin makes a new one (`oryxtui keys create`); "
-            "none of them opens."
+            "that was the last live key. Every server on this workspace now refuses every "
+            "request until an admin makes a new one (`oryxtui keys create`); none of them "
+            "opens."
         )
     return EXIT_OK

@@ -7,6 +7,8 @@ opened on: the URL fixes the agent, never a tool argument."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,15 +20,20 @@ import pydantic_core
 from anyio.abc import TaskGroup, TaskStatus
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.routing import Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from oryxtui.api.guard import refusal_body, replay
+from oryxtui.api.keys import Caller
 from oryxtui.api.state import ApiState, caller_of
-from oryxtui.errors import Forbidden
+from oryxtui.errors import Forbidden, TooManyRequests
 from oryxtui.mcp.server import MemoryServer, follow
+from oryxtui.mcp.sessions import SESSION_IDLE_SECONDS, SessionCount
 from oryxtui.workspace import is_valid_agent_name
 
 _PATH = re.compile(r"/mcp(?:/agents/(?P<agent>[^/]*))?/?")
@@ -54,10 +61,15 @@ def state_of_app(api: FastAPI) -> ApiState:
 
 
 class McpEndpoint:
-    """The ASGI app behind `/mcp`: one MCP server per agent, made when first asked for."""
+    """The ASGI app behind `/mcp`: one MCP server per agent, made when first asked for. A
+    session is bound to the credentials that opened it (another key is told it does not
+    exist); a key holds at most `[mcp] sessions_per_key` sessions, and its streams (a 2025
+    session's GET stream, a `subscriptions/listen`) count against `[api] streams_per_key`
+    with the REST event streams; a stream ends as soon as its key is revoked or changed."""
 
     def __init__(self, state: ApiState) -> None:
         self.state = state
+        self.sessions = SessionCount(state.settings.mcp.sessions_per_key)
         self._servers: dict[str | None, MemoryServer] = {}
         self._lock = anyio.Lock()
         self._tasks: TaskGroup | None = None
@@ -100,14 +112,89 @@ class McpEndpoint:
                 "them.",
             )
             return
+        method = None
         if request.method == "POST":  # (the guard has read the body already: it is at hand)
-            problem = malformed(await request.body())
+            body = await request.body()
+            problem = malformed(body)
             if problem is not None:
                 await refuse(scope, receive, send, 400, problem[1], problem[0])
                 return
-            receive = replay(await request.body(), receive)
+            method = rpc_method(body)
+            receive = replay(body, receive)
+        authorization = request.headers.get("authorization")
+        # The SDK binds a session to the principal that opened it: here, the credentials.
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token="", client_id=principal(authorization), scopes=[])
+        )
+        session = request.headers.get(MCP_SESSION_ID_HEADER)
+        streaming = request.method == "GET" or method == "subscriptions/listen"
+        try:
+            slot = self.state.streams.take(caller.actor) if streaming else None
+            if request.method == "POST" and session is None and method == "initialize":
+                self.sessions.admit(caller.actor)
+        except TooManyRequests as exc:
+            await refuse(scope, receive, send, 429, str(exc))
+            return
         server = await self._server(agent)
-        await server.session_manager.handle_request(scope, receive, send)
+        counted = self._counted(send, session, caller.actor, request.method)
+        try:
+            if streaming:  # ends when its key no longer allows it
+                await self._while_allowed(server, scope, receive, counted, authorization, caller)
+            else:
+                await server.session_manager.handle_request(scope, receive, counted)
+        finally:
+            if slot is not None:
+                slot.release()
+
+    def _counted(self, send: Send, session: str | None, who: str, method: str) -> Send:
+        """`send`, noting the session an answer opens, uses, deletes or finds gone."""
+        if session is not None:
+            self.sessions.used(session)
+
+        async def counting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                if session is None:
+                    opened = dict(message.get("headers") or []).get(MCP_SESSION_ID_HEADER.encode())
+                    if opened and status < 400:
+                        self.sessions.opened(opened.decode("latin-1"), who)
+                elif status == 404 or (method == "DELETE" and status < 400):
+                    self.sessions.ended(session)
+            await send(message)
+
+        return counting
+
+    async def _while_allowed(
+        self,
+        server: MemoryServer,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        authorization: str | None,
+        caller: Caller,
+    ) -> None:
+        """A stream served until it ends or its key is revoked or changed (told by the
+        feed's `keys` event, or found at a heartbeat): then it is cut, as the REST stream is."""
+        log, auth = self.state.events, self.state.auth
+        heartbeat = self.state.settings.api.heartbeat_seconds
+
+        async def watch(cut: anyio.CancelScope) -> None:
+            n = log.last
+            while True:
+                told = await log.wait(n, heartbeat)
+                news = log.after(n)
+                n = log.last
+                keys = news is None or any(event.kind == "keys" for event in news)
+                if (keys or not told) and not await anyio.to_thread.run_sync(
+                    auth.still, authorization, caller
+                ):
+                    cut.cancel()
+                    return
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch, tasks.cancel_scope)
+            await server.session_manager.handle_request(scope, receive, send)
+            tasks.cancel_scope.cancel()
 
     async def _server(self, agent: str | None) -> MemoryServer:
         async with self._lock:
@@ -120,11 +207,28 @@ class McpEndpoint:
                 server.streamable_http_app(
                     transport_security=TransportSecuritySettings(
                         enable_dns_rebinding_protection=False
-                    )
+                    ),
+                    session_idle_timeout=SESSION_IDLE_SECONDS,
                 )
                 await self._tasks.start(_host, server)
                 self._servers[agent] = server
             return server
+
+
+def principal(authorization: str | None) -> str:
+    """Who a session belongs to: a digest of the credentials it was opened with (another key,
+    even one of the same name made again, is another principal)."""
+    return hashlib.sha256((authorization or "").encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def rpc_method(body: bytes) -> str | None:
+    """The JSON-RPC method of a body `malformed` has passed."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else None
 
 
 async def _host(server: MemoryServer, *, task_status: TaskStatus[None]) -> None:

@@ -21,7 +21,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -118,6 +118,10 @@ class MemoryServer(MCPServer[Any]):
         )
         low.add_request_handler(
             "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
+        )
+        self._listen = ListenHandler(self.bus)
+        low.add_request_handler(
+            "subscriptions/listen", types.SubscriptionsListenRequestParams, self._listening
         )
 
     # Tools ----------------------------------------------------------------------------------
@@ -216,6 +220,15 @@ class MemoryServer(MCPServer[Any]):
     ) -> types.EmptyResult:
         self._watched(str(params.uri)).discard(connection_of(ctx))
         return types.EmptyResult()
+
+    async def _listening(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A `subscriptions/listen` stream, for this server's own resources only (a URI of
+        another agent is refused, not acknowledged and left silent)."""
+        for uri in params.notifications.resource_subscriptions or ():
+            self._watched(str(uri))
+        return await self._listen(ctx, params)
 
     def _watched(self, uri: str) -> weakref.WeakSet[Any]:
         watchers = self._watchers.get(uri)

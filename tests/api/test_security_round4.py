@@ -1,7 +1,7 @@
-"""Security round 4 (issue 43), item 5, in-process: a hostile server cannot hang or exhaust the
+"""Security round 4 (issue 43), in-process. Item 5: a hostile server cannot hang or exhaust the
 client — every call has a total deadline (the connection, the headers and the answer alike),
 answers are capped as they stream in, and hanging up ends every call at once, whatever
-phase it is in."""
+phase it is in. Item 10: a key made and revoked before any request closes an open server."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ import pytest
 
 from oryxtui.errors import OryxError, ServiceUnavailable
 from oryxtui.remote.client import MAX_ANSWER_BYTES, Server
+from oryxtui.workspace import Workspace
+from tests.api_server import RunningApi
 from tests.local_http import LocalHttpServer
+from tests.support import agents_with_notes, cli, make_key
 
 
 class Hostile(LocalHttpServer):
@@ -126,3 +129,20 @@ def test_an_answer_past_the_limit_is_refused_as_it_streams_in() -> None:
         with pytest.raises(ServiceUnavailable, match=f"over {MAX_ANSWER_BYTES >> 20} MB"):
             server.get("/agents")
         assert server.received <= MAX_ANSWER_BYTES + (1 << 20)  # read no further than that
+
+
+# Item 10: once a key has existed, the server needs one — from what is stored -----------------
+
+
+def test_a_key_made_and_revoked_before_any_request_closes_an_open_server(
+    workspace: Workspace,
+) -> None:
+    agents_with_notes(workspace, "ops")
+    root = ("--root", str(workspace.root))
+    with RunningApi(workspace) as client:  # loopback, no keys: open at start
+        make_key(workspace, "brief", "read")
+        assert cli("keys", "revoke", "brief", *root).code == 0  # before any request came
+        refused = client.get("/api/v1/agents")
+        assert refused.status_code == 401 and "none is live" in refused.json()["message"]
+    with RunningApi(workspace) as client:  # started after: closed from the start
+        assert client.get("/api/v1/agents").status_code == 401
