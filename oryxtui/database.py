@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import overload
 
 from oryxtui.errors import DatabaseError
+from oryxtui.privacy import made_private
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -180,7 +182,10 @@ class Database:
 
 
 def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout.
+    A database it creates is its owner's alone (0600; SQLite gives its WAL the same mode)."""
+    with contextlib.suppress(OSError):  # (SQLite says why it cannot make it, if it cannot)
+        made_private(path)
     connection = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     _enable_wal(connection, busy_timeout_ms)

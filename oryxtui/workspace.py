@@ -18,6 +18,7 @@ from oryxtui.errors import (
     UsageError,
     WorkspaceNotFound,
 )
+from oryxtui.privacy import made_private, private_folder
 
 WORKSPACE_DIR = ".oryxos"
 MEMORY_FILE = "MEMORY.md"
@@ -325,15 +326,19 @@ def find_workspace(
 
 
 def init_workspace(path: str | os.PathLike[str]) -> Workspace:
-    """Create `path/.oryxos/` with its folders and empty bootstrap files; never overwrite."""
+    """Create `path/.oryxos/` with its folders and empty bootstrap files; never overwrite.
+    What it makes is its owner's alone (0700 folders, 0600 files); what exists keeps its mode."""
     workspace = Workspace(Path(path).expanduser().absolute() / WORKSPACE_DIR)
     try:
+        if not workspace.root.exists():
+            workspace.root.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(workspace.root)
         for folder in ("agents", "memory", "skills"):
-            (workspace.root / folder).mkdir(parents=True, exist_ok=True)
+            private_folder(workspace.root / folder)
         for name in BOOTSTRAP_FILES:
             target = workspace.root / name
             if not target.exists() and not target.is_symlink():
-                target.touch()
+                made_private(target)
     except OSError as exc:
         raise MemoryWriteError(
             f"Cannot create a workspace at {workspace.root} ({exc.strerror}); choose a folder "

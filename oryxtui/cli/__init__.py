@@ -80,6 +80,7 @@ LISTED = (
     "web",
     "mcp",
     "db",
+    "doctor",
 )
 
 

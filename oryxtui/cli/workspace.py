@@ -7,7 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from oryxtui.cli.common import EXIT_OK, TOP, arg, settings_of
+from oryxtui.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    TOP,
+    arg,
+    print_json,
+    settings_of,
+    show,
+    warn,
+)
 from oryxtui.places import Here, attach_servers
 from oryxtui.workspace import DEMO_FOLDER, Workspace, find_workspace, init_workspace
 
@@ -21,6 +30,46 @@ def init(args: argparse.Namespace) -> int:
     workspace = init_workspace(args.path)
     sys.stdout.write(f"Workspace ready at {workspace.root}\n")
     return EXIT_OK
+
+
+@TOP.command(
+    "doctor",
+    "check the workspace: the secrets another user of this machine could read",
+    json=True,
+)
+def doctor(args: argparse.Namespace) -> int:
+    from oryxtui.privacy import exposure
+
+    workspace = find_workspace(args.root)
+    root = workspace.root
+    secrets = [
+        *(
+            workspace.db_path.with_name(workspace.db_path.name + end)
+            for end in ("", "-wal", "-shm")
+        ),
+        *(path for path in sorted(root.glob("**/MEMORY.md*")) if not path.name.endswith(".lock")),
+        *(root / name for name in ("USER.md", "config.toml")),
+    ]
+    exposed = [found for found in map(exposure, secrets) if found is not None]
+    if args.json:
+        print_json(
+            {
+                "root": str(root),
+                "exposed": [
+                    {"path": str(e.path), "mode": f"{e.mode:04o}", "readers": e.readers}
+                    for e in exposed
+                ],
+            }
+        )
+    elif not exposed:
+        show(f"Nothing of {root} can be read by another user of this machine.\n")
+    for found in exposed if not args.json else []:
+        warn(
+            f"{found.path} can be read by {found.readers} (mode {found.mode:04o}, and no "
+            f"folder above it stops them): `chmod 600` it, or `chmod 700 {root}` to close the "
+            "whole workspace."
+        )
+    return EXIT_FAILURE if exposed else EXIT_OK
 
 
 @TOP.command(

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from oryxtui.errors import MemoryWriteError
+from oryxtui.privacy import PRIVATE_FILE
 from oryxtui.workspace import Workspace
 
 StatSignature = tuple[int, int, int, int]  # inode, size, mtime and ctime in nanoseconds
@@ -97,7 +98,7 @@ def write_temp(path: Path, chunks: Iterable[bytes], prefix: str, suffix: str) ->
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o644
+            mode = PRIVATE_FILE  # a new memory is its owner's alone
         os.chmod(temp, mode)
     except BaseException:
         os.unlink(temp)
@@ -138,7 +139,7 @@ def file_lock(
             with _flocked(lock_path, timeout):
                 yield
             return
-        with FileLock(lock_path, timeout=timeout):
+        with FileLock(lock_path, timeout=timeout, mode=PRIVATE_FILE):
             yield
     except Timeout:
         raise MemoryWriteError(
@@ -164,7 +165,7 @@ def _flocked(lock_path: Path, timeout: float) -> Iterator[None]:
 
     from filelock import Timeout
 
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     try:
         deadline = time.monotonic() + timeout
         while True:

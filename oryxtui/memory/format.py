@@ -145,8 +145,23 @@ _FLATTEN.update({code: "\ufffd" for code in range(0xD800, 0xE000)})
 _SPACES = re.compile(r" {2,}")
 
 
+# Terminal escape sequences, taken out whole (only their ESC would go with the controls, and
+# `[31m` stay as text): CSI (ESC [ or 0x9B, parameters, a final byte); OSC, DCS, SOS, PM and
+# APC (ESC ] P X ^ _, or 0x9D 0x90 0x98 0x9E 0x9F) up to their BEL or string terminator, or
+# the end of the text; and the other ESC sequences a terminal obeys (ESC ( B, ESC 7, ESC M,
+# ESC c; a stray ESC before a plain lowercase letter leaves the letter: it is no sequence).
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b(?:[\x20-\x2f]+[\x30-\x7e]?|[\x30-\x5fcno|}~])"
+)
+
+
 def sanitize_content(text: str) -> str:
-    """Flatten `text` to one safe line: it can never forge a section header or an entry."""
+    """Flatten `text` to one safe line: it can never forge a section header or an entry, and
+    carries no terminal escape sequence (taken out whole)."""
+    if "\x1b" in text or any("\x90" <= char <= "\x9f" for char in text):
+        text = _ESCAPES.sub("", text)
     flat = _SPACES.sub(" ", text.translate(_FLATTEN)).strip()
     return flat.replace(CORE_HEADER, "「核心记忆」").replace(ARCHIVAL_HEADER, "「归档记忆」")
 

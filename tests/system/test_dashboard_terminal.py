@@ -26,7 +26,8 @@ TITLE = "\x1b]0;owned\x07"  # OSC 0: the window title
 LINK = "\x1b]8;;file:///etc/passwd\x1b\\click\x1b]8;;\x1b\\"  # OSC 8: a hyperlink
 C1 = "\x9b31m"  # the one-byte CSI
 BIDI = "\u202e"
-HOSTILE = f"{CLIPBOARD}{TITLE}{LINK}{C1}{BIDI}"
+HIDDEN = "\u200b\u2060\ufeff"  # take no room: hide what sits between two words
+HOSTILE = f"{CLIPBOARD}{TITLE}{LINK}{C1}{BIDI}{HIDDEN}"
 # Never in the bytes written: what a terminal would obey.
 # (Textual's own sequences are there too: OSC 22, the mouse pointer's shape, ends in BEL.)
 LIVE = [
@@ -36,6 +37,7 @@ LIVE = [
     b"\x1b[31mred",
     "\x9b".encode(),
     BIDI.encode(),
+    *(char.encode() for char in HIDDEN),
 ]
 TOOL_NAME = "\x1b]52;c;aGVsbG8=\x1b\\"
 

@@ -22,6 +22,7 @@ from oryxtui.memory.files import (
 from oryxtui.memory.format import Clock, MemoryEntry
 from oryxtui.memory.history.records import Lines, Record, Signature, cleaned, parsed
 from oryxtui.memory.history.replay import Replay, finding, keys_of
+from oryxtui.privacy import private_opener
 from oryxtui.workspace import Workspace
 
 HISTORY_SUFFIX = ".journal"  # the journal's name: old journals are the start of a history
@@ -169,7 +170,7 @@ class History:
             raise MemoryWriteError(f"{path} is a symbolic link; remove it.")
         records = numbered(log, pending, self.clock)
         data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
-        with open(path, "a+b") as handle:
+        with open(path, "a+b", opener=private_opener) as handle:
             before = os.fstat(handle.fileno())
             size = before.st_size
             # A writer killed mid-record leaves a torn line: start ours on a line of its own.
