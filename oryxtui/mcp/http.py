@@ -8,7 +8,6 @@ opened on: the URL fixes the agent, never a tool argument."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,9 +16,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pydantic_core
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
@@ -28,7 +26,7 @@ from pydantic import ValidationError
 from starlette.routing import Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from oryxtui.api.guard import refusal_body, replay
+from oryxtui.api.guard import replay
 from oryxtui.api.keys import Caller
 from oryxtui.api.state import ApiState, caller_of
 from oryxtui.errors import Forbidden, TooManyRequests
@@ -115,11 +113,11 @@ class McpEndpoint:
         method = None
         if request.method == "POST":  # (the guard has read the body already: it is at hand)
             body = await request.body()
-            problem = malformed(body)
-            if problem is not None:
-                await refuse(scope, receive, send, 400, problem[1], problem[0])
+            try:
+                method = rpc_method(body)
+            except Malformed as problem:
+                await refuse(scope, receive, send, 400, problem.sentence, problem.code)
                 return
-            method = rpc_method(body)
             receive = replay(body, receive)
         authorization = request.headers.get("authorization")
         # The SDK binds a session to the principal that opened it: here, the credentials.
@@ -221,44 +219,33 @@ def principal(authorization: str | None) -> str:
     return hashlib.sha256((authorization or "").encode("utf-8", "replace")).hexdigest()[:32]
 
 
+class Malformed(ValueError):
+    """A body that is not one JSON-RPC message: its JSON-RPC error code and one sentence."""
+
+    def __init__(self, code: int, sentence: str) -> None:
+        super().__init__(sentence)
+        self.code, self.sentence = code, sentence
+
+
 def rpc_method(body: bytes) -> str | None:
-    """The JSON-RPC method of a body `malformed` has passed."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    method = message.get("method") if isinstance(message, dict) else None
-    return method if isinstance(method, str) else None
-
-
-async def _host(server: MemoryServer, *, task_status: TaskStatus[None]) -> None:
-    async with server.session_manager.run():
-        task_status.started()
-        await anyio.sleep_forever()
-
-
-async def refuse(
-    scope: Scope, receive: Receive, send: Send, status: int, message: str, code: int = -32600
-) -> None:
-    """A request refused before MCP reads it: a JSON-RPC error of one sentence."""
-    body = refusal_body("/mcp", status, message, code)
-    await JSONResponse(body, status_code=status)(scope, receive, send)
-
-
-def malformed(body: bytes) -> tuple[int, str] | None:
-    """(JSON-RPC error code, one sentence) for a body that is not one JSON-RPC message, as
-    the SDK reads them (its own refusal would be pydantic's whole report)."""
+    """The method of a body that is one JSON-RPC message, read as the SDK reads it (None: a
+    response or a notification without one); Malformed otherwise, in one sentence (the SDK's
+    own refusal would be pydantic's whole report)."""
     try:
         message = pydantic_core.from_json(body)
     except ValueError:
-        return types.PARSE_ERROR, "The body is not JSON: send one JSON-RPC 2.0 message."
+        raise Malformed(
+            types.PARSE_ERROR, "The body is not JSON: send one JSON-RPC 2.0 message."
+        ) from None
     try:
         types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"][1:]) or "the message"
-        return types.INVALID_REQUEST, (
+        raise Malformed(
+            types.INVALID_REQUEST,
             f"The body is not a JSON-RPC 2.0 message ({where}: {first['msg']}); send a request "
-            "with jsonrpc, id, method and params."
-        )
-    return None
+            "with jsonrpc, id, method and params.",
+        ) from None
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else None

@@ -9,12 +9,21 @@ from contextlib import AbstractContextManager
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from oryxtui.errors import StaleEntry
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.snapshot import Corpus, MemoryRead
 
 if TYPE_CHECKING:
     from oryxtui.memory.events import Event
     from oryxtui.memory.history import Actor, Lines, Log, Record
+
+
+def no_entry(entry_id: str) -> StaleEntry:
+    """The refusal of a change to an entry that is not there (any more)."""
+    return StaleEntry(
+        f"No entry {entry_id} here: it was edited, moved or removed since it was shown; "
+        "nothing was changed — show the memory again for its new id."
+    )
 
 
 class Watch(Enum):

@@ -9,7 +9,6 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from oryxtui.errors import StaleEntry
 from oryxtui.memory.backends.rows import (
     ARCHIVAL_LOAD_ROWS,
     SCOPE_OF,
@@ -30,7 +29,7 @@ from oryxtui.memory.format import (
 )
 from oryxtui.memory.history import CLI, Actor, Lines, Record, Signature, change, replacement
 from oryxtui.memory.snapshot import Corpus, MemoryRead, Section
-from oryxtui.memory.store import Change
+from oryxtui.memory.store import Change, no_entry
 from oryxtui.workspace import GLOBAL_AGENT
 
 Result = TypeVar("Result")
@@ -278,10 +277,7 @@ class TableStore:
                     )
                 made = replacement(op, by, old, new) if new != old else None
                 return (old, new), made
-            raise StaleEntry(
-                f"No entry {entry_id_} here: it was edited, moved or removed since it was "
-                "shown; nothing was changed — show the memory again for its new id."
-            )
+            raise no_entry(entry_id_)
 
         return self._write(agent, body)
 

@@ -260,15 +260,19 @@ class ServiceBase:
             return held
         return store.append(name, stamp, clean, parsed_scope, by, op)
 
-    def _held_store(self) -> Recorded:
-        """Where a held change waits: the history (a store without one refuses it)."""
+    def _recorded(self, so: str = " oryxtui can read; its server has its own") -> Recorded:
+        """The store, when it keeps a history; mem0 does not (one sentence, `so` its end)."""
         store = self.store
         if not isinstance(store, Recorded):
-            raise UsageError(
-                f"The {self.backend} backend keeps no history, so this change cannot wait for "
-                "review; nothing was changed — set [mcp] hold = false to trust the client."
-            )
+            raise UsageError(f"The {self.backend} backend keeps no history{so}.")
         return store
+
+    def _held_store(self) -> Recorded:
+        """Where a held change waits: the history (a store without one refuses it)."""
+        return self._recorded(
+            ", so this change cannot wait for review; nothing was changed — set [mcp] hold = "
+            "false to trust the client"
+        )
 
     def _editable(self) -> Editable:
         """The store, when it can change single entries; mem0 cannot (one sentence)."""

@@ -20,16 +20,6 @@ from oryxtui.phrases import agent_label
 class Chronicle(ServiceBase):
     """What changed, when, by whom; and undoing a removal."""
 
-    def _recorded(self) -> Recorded:
-        """The store, when it keeps a history; mem0 does not (one sentence)."""
-        store = self.store
-        if not isinstance(store, Recorded):
-            raise UsageError(
-                f"The {self.backend} backend keeps no history oryxtui can read; its server "
-                "has its own."
-            )
-        return store
-
     def newest_change(self, agent: AgentArg = FROM_CONTEXT) -> int | None:
         """The number of the newest record of the agent's history (None: no history)."""
         store = self.store

@@ -114,13 +114,7 @@ def held_items(holds: Sequence[Record]) -> list[Awaiting]:
 
 class Reviewing(ServiceBase):
     def _reviewed_store(self) -> Recorded:
-        store = self.store
-        if not isinstance(store, Recorded):
-            raise UsageError(
-                f"The {self.backend} backend keeps no history, so nothing to review is known; "
-                "its server has its own."
-            )
-        return store
+        return self._recorded(", so nothing to review is known; its server has its own")
 
     def awaiting_review(self, agent: AgentArg = FROM_CONTEXT) -> list[Awaiting]:
         """What agents and outside writers wrote into this memory that no one approved, and

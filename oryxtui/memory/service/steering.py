@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from oryxtui.errors import StaleEntry, UsageError
+from oryxtui.errors import UsageError
 from oryxtui.memory.format import MemoryEntry, Scope, entry_from_line, entry_line, parse_scope
 from oryxtui.memory.history import replacement
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
-from oryxtui.memory.store import Change, Restorable
+from oryxtui.memory.store import Change, Restorable, no_entry
 
 
 class Steering(ServiceBase):
@@ -100,10 +100,7 @@ class Steering(ServiceBase):
         snapshot = self.snapshot(name)
         old = next((e for e in [*snapshot.core, *snapshot.archival] if e.id == entry_id), None)
         if old is None:
-            raise StaleEntry(
-                f"No entry {entry_id} here: it was edited, moved or removed since it was "
-                "shown; nothing was changed — show the memory again for its new id."
-            )
+            raise no_entry(entry_id)
         self._editable()  # a change that could never be made is refused now, not at approval
         new = change(old)
         proposed = replacement(op, self.by, old, new)

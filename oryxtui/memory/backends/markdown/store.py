@@ -9,7 +9,6 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from oryxtui.errors import StaleEntry
 from oryxtui.memory.backends.markdown import sections
 from oryxtui.memory.backends.markdown.reader import MemoryFiles
 from oryxtui.memory.backends.markdown.writer import MemoryWriter, Written
@@ -39,7 +38,7 @@ from oryxtui.memory.history import (
     unrecorded,
 )
 from oryxtui.memory.snapshot import Corpus, MemoryRead, Section
-from oryxtui.memory.store import Admit, Change, Watch
+from oryxtui.memory.store import Admit, Change, Watch, no_entry
 from oryxtui.notices import notice
 from oryxtui.workspace import Workspace
 
@@ -335,10 +334,7 @@ def replaced(
             if new is not None:  # moved: the newest of the other section
                 result = sections.with_entry(result, new.line, new.scope)
             return result, (old, new)
-    raise StaleEntry(
-        f"No entry {wanted} here: it was edited, moved or removed since it was shown; "
-        "nothing was changed — show the memory again for its new id."
-    )
+    raise no_entry(wanted)
 
 
 def without_duplicates(document: MemoryDocument) -> tuple[str, list[MemoryEntry]]:
