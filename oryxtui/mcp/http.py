@@ -16,8 +16,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pydantic_core
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
@@ -26,7 +27,7 @@ from pydantic import ValidationError
 from starlette.routing import Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from oryxtui.api.guard import replay
+from oryxtui.api.guard import refusal_body, replay
 from oryxtui.api.keys import Caller
 from oryxtui.api.state import ApiState, caller_of
 from oryxtui.errors import Forbidden, TooManyRequests
@@ -217,6 +218,20 @@ def principal(authorization: str | None) -> str:
     """Who a session belongs to: a digest of the credentials it was opened with (another key,
     even one of the same name made again, is another principal)."""
     return hashlib.sha256((authorization or "").encode("utf-8", "replace")).hexdigest()[:32]
+
+
+async def _host(server: MemoryServer, *, task_status: TaskStatus[None]) -> None:
+    async with server.session_manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+async def refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str, code: int = -32600
+) -> None:
+    """A request refused before MCP reads it: a JSON-RPC error of one sentence."""
+    body = refusal_body("/mcp", status, message, code)
+    await JSONResponse(body, status_code=status)(scope, receive, send)
 
 
 class Malformed(ValueError):
