@@ -38,6 +38,26 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
 
+def held_notes(proposed: list[str]) -> list[str]:
+    """What the prompt preview says of the changes held for review (`proposed`: each one's
+    kind): saves are not injected; an edit, move or delete leaves its entry as it is."""
+    saves = proposed.count("save")
+    changes = len(proposed) - saves
+    notes = []
+    if saves:
+        notes.append(
+            f"{saves} saved {'entry awaits' if saves == 1 else 'entries await'} review: "
+            "pending, not injected until approved (`oryxtui memory review`)."
+        )
+    if changes:
+        notes.append(
+            f"{changes} {'change' if changes == 1 else 'changes'} (edit, move or delete) "
+            f"{'awaits' if changes == 1 else 'await'} review: the entries are injected as they "
+            "are until approved (`oryxtui memory review`)."
+        )
+    return notes
+
+
 @dataclass(frozen=True)
 class PromptBlock:
     name: str
@@ -181,12 +201,7 @@ class PromptBuilder:
             memory = f"{CORE_HEADER}\n\n{ARCHIVAL_HEADER}\n"
             warnings.append(f"Memory is unavailable for this turn: {exc}")
         with contextlib.suppress(OryxError):
-            held = len(self.memory.held(agent))
-            if held:
-                warnings.append(
-                    f"{held} saved {'entry awaits' if held == 1 else 'entries await'} review: "
-                    "pending, not injected until approved (`oryxtui memory review`)."
-                )
+            warnings += held_notes([item.proposes for item in self.memory.held(agent)])
         max_turns = self.max_history_turns(definition)
         summary = ""
         if self.settings.prompt.compact_history and self.compactor is not None:
