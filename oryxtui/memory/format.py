@@ -156,11 +156,13 @@ _ESCAPES = re.compile(
     r"|\x1b(?:[\x20-\x2f]+[\x30-\x7e]?|[\x30-\x5fcno|}~])"
 )
 
+_INTRODUCER = re.compile("[\x1b\x90-\x9f]")  # what starts a sequence: checked before the work
+
 
 def sanitize_content(text: str) -> str:
     """Flatten `text` to one safe line: it can never forge a section header or an entry, and
     carries no terminal escape sequence (taken out whole)."""
-    if "\x1b" in text or any("\x90" <= char <= "\x9f" for char in text):
+    if _INTRODUCER.search(text):
         text = _ESCAPES.sub("", text)
     flat = _SPACES.sub(" ", text.translate(_FLATTEN)).strip()
     return flat.replace(CORE_HEADER, "「核心记忆」").replace(ARCHIVAL_HEADER, "「归档记忆」")
