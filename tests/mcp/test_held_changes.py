@@ -171,3 +171,32 @@ def test_a_forged_proposal_in_the_history_is_skipped(ops: Workspace) -> None:
         for record in forged:
             file.write(json.dumps(record) + "\n")
     assert memory.held("ops") == []
+
+
+def test_a_held_edit_is_reviewed_over_the_rest_api_and_remote_as_here(ops: Workspace) -> None:
+    """The review inbox over `--remote` (and so an attached dashboard) shows a held edit as
+    the change it would make, and approves it by its own id, as locally."""
+    from oryxtui.api.app import create_api
+    from tests.api_server import RunningApi
+
+    place = held_place(ops)
+    [note] = place.memory.snapshot("ops").archival
+    token = current_actor.set(Actor("mcp:cursor"))
+    try:
+        place.memory.edit("ops", note.id, "the client's correction")
+    finally:
+        current_actor.reset(token)
+    with RunningApi(ops, app=create_api(ops, Settings())) as client:
+        url = str(client.base_url)
+        here = cli("memory", "review", "--agent", "ops", "--root", str(ops.root))
+        there = cli("memory", "review", "--agent", "ops", "--remote", url)
+        assert there.code == 0 and there.stdout == here.stdout
+        assert f"was: archival  {note.content}" in there.stdout
+        listed = json.loads(
+            cli("memory", "review", "--agent", "ops", "--json", "--remote", url).stdout
+        )
+        [held] = listed["awaiting"]
+        assert held["proposes"] == "edit" and held["was"]["content"] == note.content
+        approved = cli("memory", "review", "approve", held["id"], "--agent", "ops", "--remote", url)
+        assert approved.code == 0, approved.stderr
+    assert [e.content for e in place.memory.snapshot("ops").archival] == ["the client's correction"]
