@@ -29,6 +29,16 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 @pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A short folder every user may pass through, as a home often is (pytest's own are
+    private, and long: a socket kept in a data folder needs a short path)."""
+    made = Path(tempfile.mkdtemp(prefix="oryxw"))
+    made.chmod(0o755)
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     return init_workspace(tmp_path / "project")
 

@@ -24,14 +24,16 @@ async def http_session(
     client_info: types.Implementation,
     heard: Callable[[Any], Any] | None = None,
     timeout: float = 30,
+    mode: Any = "legacy",  # the SDK's Literal
 ) -> AsyncIterator[Client]:
-    """An MCP client on `url`/mcp/agents/`agent` with `key` as its bearer (None: no key)."""
+    """An MCP client on `url`/mcp/agents/`agent` with `key` as its bearer (None: no key), of
+    the 2025 protocol (`legacy`) or the newest both speak (`auto`)."""
     headers = {} if key is None else bearer(key)
     async with (
         httpx.AsyncClient(headers=headers, timeout=timeout) as http,
         Client(
             streamable_http_client(f"{url}/mcp/agents/{agent}", http_client=http),
-            mode="legacy",
+            mode=mode,
             client_info=client_info,
             message_handler=heard,
         ) as client,

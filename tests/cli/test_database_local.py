@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,17 +58,6 @@ def test_start_use_and_stop(folder: Path, tmp_path: Path) -> None:
     assert not [c for c in _command_lines() if str(folder) in c]  # no postgres of it left
 
 
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    import shutil
-    import tempfile
-
-    made = Path(tempfile.mkdtemp(prefix="oryxh"))
-    made.chmod(0o755)
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
-
-
 def _modes_above(folder: Path) -> dict[Path, int]:
     """The mode of every folder above the data folder and PostgreSQL's programs."""
     from pgserver._commands import POSTGRES_BIN_PATH
@@ -79,8 +67,8 @@ def _modes_above(folder: Path) -> dict[Path, int]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="pgserver opens folders only when run as root")
-def test_as_root_no_folder_above_the_data_is_opened_to_every_user(short_tmp: Path) -> None:
-    tmp_path = short_tmp  # the socket would live in the data folder: a short path
+def test_as_root_no_folder_above_the_data_is_opened_to_every_user(open_folder: Path) -> None:
+    tmp_path = open_folder  # the socket would live in the data folder: a short path
     home = tmp_path / "home"  # a throwaway HOME, private as root's own
     (home / ".local" / "share").mkdir(parents=True)
     for path in (home, home / ".local", home / ".local" / "share"):

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import stat
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,15 +49,6 @@ def test_the_dashboard_on_a_database_out_of_reach_says_one_short_sentence(
 
 
 # Item 11: a new workspace is its owner's alone; doctor names what another user could read ---
-
-
-@pytest.fixture
-def open_folder() -> Iterator[Path]:
-    """A folder every user may pass through, as a home often is (pytest's own is private)."""
-    made = Path(tempfile.mkdtemp(prefix="oryxw"))
-    made.chmod(0o755)
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
 
 
 def as_nobody(*command: str) -> subprocess.CompletedProcess[str]:

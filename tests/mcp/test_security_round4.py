@@ -15,14 +15,12 @@ import anyio
 import httpx
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
 from oryxtui.mcp.server import memory_uri
 from oryxtui.workspace import Workspace, init_workspace
-from tests.mcp_support import initialize
+from tests.mcp_support import http_session, initialize
 from tests.serve_process import ServeProcess
 from tests.support import agents_with_notes, bearer, cli, make_key
 
@@ -68,14 +66,7 @@ async def test_a_listen_stream_ends_when_its_key_is_revoked(served: tuple[Worksp
     workspace, url = served
     key = make_key(workspace, "lena", "read")
     heard: list[str] = []
-    async with (
-        httpx.AsyncClient(headers=bearer(key), timeout=30) as http,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http),
-            mode="auto",
-            client_info=CLIENT,
-        ) as client,
-    ):
+    async with http_session(url, key, "atlas", CLIENT, mode="auto") as client:
         assert client.protocol_version >= "2026"
         async with client.listen(resource_subscriptions=[memory_uri("atlas")]) as listening:
             root = ("--root", str(workspace.root))
@@ -97,14 +88,7 @@ async def test_listening_to_another_agents_resource_is_refused(
 ) -> None:
     workspace, url = served
     key = make_key(workspace, "otto", "read", "atlas")
-    async with (
-        httpx.AsyncClient(headers=bearer(key), timeout=30) as http,
-        Client(
-            streamable_http_client(f"{url}/mcp/agents/atlas", http_client=http),
-            mode="auto",
-            client_info=CLIENT,
-        ) as client,
-    ):
+    async with http_session(url, key, "atlas", CLIENT, mode="auto") as client:
         with pytest.raises(MCPError, match="No resource 'oryx://agents/ops/memory' here"):
             async with client.listen(resource_subscriptions=[memory_uri("ops")]):
                 pass
