@@ -16,7 +16,15 @@ Okapi, text lower-cased and split on non-alphanumerics) and, with an embedder, p
 cosine over the same vectors.
 
 Data: a LoCoMo- (or LongMemEval-converted) file given with --data (the public sets are not
-vendored), else the self-made fixture of `quality_fixture.py` in the same schema.
+vendored), else the self-made fixture of `quality_fixture.py` in the same schema. `--split
+tune` keeps the even-numbered conversations, `--split test` the odd ones (tune on one, report
+the other); `all` (the default) keeps every one.
+
+False hits, for each system: of questions no memory can answer — general-knowledge questions
+on subjects no conversation touches, and made-up words that occur in no turn
+(`unrelated_questions.py`), asked of every conversation — the share that get any hit, and the
+share that get a hit only the semantic route found (what a calibrated floor must keep at or
+below 1 %).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from unrelated_questions import UNRELATED, nonsense
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
@@ -79,6 +88,37 @@ def turns_of(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def questions_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
     return [q for q in sample.get("qa", []) if q.get("evidence") and q.get("question")]
+
+
+class FalseHits:
+    """How often a question no memory can answer gets a hit (any, and by meaning alone)."""
+
+    def __init__(self) -> None:
+        self.asked = {"unrelated": 0, "nonsense": 0}
+        self.any = {"unrelated": 0, "nonsense": 0}
+        self.semantic_only = {"unrelated": 0, "nonsense": 0}
+
+    def add(self, kind: str, hits: int, semantic_only: bool) -> None:
+        self.asked[kind] += 1
+        self.any[kind] += hits > 0
+        self.semantic_only[kind] += semantic_only
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for kind, asked in self.asked.items():
+            found[f"{kind}_any_hit_pct"] = round(100 * self.any[kind] / (asked or 1), 1)
+            found[f"{kind}_semantic_only_pct"] = round(
+                100 * self.semantic_only[kind] / (asked or 1), 1
+            )
+        return found
+
+
+def only_by_meaning(found: Any) -> bool:
+    """A recall with a hit that only the semantic route found."""
+    return any(
+        "semantic" in hit.routes and not {"lexical", "keyword"} & set(hit.routes)
+        for hit in found.hits
+    )
 
 
 class Scores:
@@ -137,8 +177,16 @@ def main() -> None:
     parser.add_argument("--embedding-url")
     parser.add_argument("--embedding-model")
     parser.add_argument("--local", action="store_true", help='embedding provider "local"')
+    parser.add_argument("--split", choices=["all", "tune", "test"], default="all")
+    parser.add_argument(
+        "--min-similarity",
+        type=float,
+        help="the semantic floor of the default fusion (to calibrate)",
+    )
     options = parser.parse_args()
     samples = load(options.data)
+    if options.split != "all":  # even conversations to tune on, odd ones to report
+        samples = samples[0 if options.split == "tune" else 1 :: 2]
     embedding: dict[str, Any] | None = None
     if options.local:
         embedding = {"provider": "local"}
@@ -162,7 +210,12 @@ def main() -> None:
                 {"weight": {"keyword": 0, "lexical": 0}, "min_similarity": -1},
                 embedding,
             ),
-            "oryxtui default, with the embedder": ({}, embedding),
+            "oryxtui default, with the embedder": (
+                {}
+                if options.min_similarity is None
+                else {"min_similarity": options.min_similarity},
+                embedding,
+            ),
             "oryxtui upstream profile, with the embedder": ({"profile": "upstream"}, embedding),
         }
     from rank_bm25 import BM25Okapi
@@ -170,6 +223,9 @@ def main() -> None:
     results: dict[str, Scores] = {name: Scores() for name in [*systems, "plain BM25"]}
     if embedding:
         results["plain dense cosine"] = Scores()
+    false_hits: dict[str, FalseHits] = {name: FalseHits() for name in [*systems, "plain BM25"]}
+    if embedding:
+        false_hits["plain dense cosine"] = FalseHits()
     timings: dict[str, list[float]] = {name: [] for name in systems}
     total_turns = total_questions = 0
     with tempfile.TemporaryDirectory() as folder:
@@ -198,6 +254,18 @@ def main() -> None:
             if embedder is not None:
                 vectors = np.asarray(embedder.embed(texts, "passage"))
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            known = {word for _, _, text in turns for word in terms(text)}
+            for kind, question in [
+                *(("unrelated", q) for q in UNRELATED),
+                *(("nonsense", q) for q in nonsense(len(UNRELATED), known, seed=number)),
+            ]:
+                for name, service in services.items():
+                    found = service.recall(agent, question)
+                    false_hits[name].add(kind, len(found.hits), only_by_meaning(found))
+                scores = bm25.get_scores(tokenize_plain(question) or [""])
+                false_hits["plain BM25"].add(kind, int((scores > 0).sum()), False)
+                if vectors is not None:
+                    false_hits["plain dense cosine"].add(kind, len(texts), True)
             for qa in questions_of(sample):
                 total_questions += 1
                 question, evidence = str(qa["question"]), {str(e) for e in qa["evidence"]}
@@ -221,11 +289,13 @@ def main() -> None:
                     )
     report = {
         "data": options.data or "self-made fixture (tests/benchmarks/quality_fixture.py)",
+        "split": options.split,
         "conversations": len(samples),
         "turns": total_turns,
         "questions": total_questions,
         "k": K,
         "systems": {name: scores.to_json() for name, scores in results.items()},
+        "false_hits": {name: hits.to_json() for name, hits in false_hits.items()},
         "recall_ms_median": {
             name: round(1000 * float(np.median(times)), 2) for name, times in timings.items()
         },
