@@ -117,9 +117,10 @@ class RecallSettings(_Section):
 
 class EmbeddingSettings(_Section):
     # "local": vectors that ship in a wheel (the `local` extra), no server, no key, no download;
+    # "onnx": all-MiniLM-L6-v2 (int8) run in this process, from wheels too (the `onnx` extra);
     # "openai": any OpenAI-compatible /embeddings endpoint; "fastembed": an ONNX model run in
     # this process (the `fastembed` extra), downloaded once; "mock": meaningless, for tests.
-    provider: Literal["local", "openai", "fastembed", "mock"] | None = None
+    provider: Literal["local", "onnx", "openai", "fastembed", "mock"] | None = None
     base_url: str | None = None
     model: str | None = None  # fastembed: one of its models (unset: BAAI/bge-small-en-v1.5)
     # fastembed: a folder holding the model's files (onnx/model.onnx, tokenizer.json, …), read

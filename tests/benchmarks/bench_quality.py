@@ -1,7 +1,7 @@
 """Recall quality on conversational memory. Prints JSON.
 
-Run: python tests/benchmarks/bench_quality.py [--data locomo10.json] [--local | --embedding-url
-     URL --embedding-model NAME]
+Run: python tests/benchmarks/bench_quality.py [--data locomo10.json] [--local | --provider
+     local|onnx | --embedding-url URL --embedding-model NAME] [--split tune|test]
 
 Each dialogue turn of a conversation becomes one archival entry of that conversation's agent
 (`Speaker: text`, stamped with its session's time); each question is asked as `recall` is
@@ -177,6 +177,7 @@ def main() -> None:
     parser.add_argument("--embedding-url")
     parser.add_argument("--embedding-model")
     parser.add_argument("--local", action="store_true", help='embedding provider "local"')
+    parser.add_argument("--provider", choices=["local", "onnx"], help="an in-process embedder")
     parser.add_argument("--split", choices=["all", "tune", "test"], default="all")
     parser.add_argument(
         "--min-similarity",
@@ -188,8 +189,8 @@ def main() -> None:
     if options.split != "all":  # even conversations to tune on, odd ones to report
         samples = samples[0 if options.split == "tune" else 1 :: 2]
     embedding: dict[str, Any] | None = None
-    if options.local:
-        embedding = {"provider": "local"}
+    if options.local or options.provider:
+        embedding = {"provider": options.provider or "local"}
     elif options.embedding_url:
         embedding = {
             "provider": "openai",

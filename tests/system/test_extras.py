@@ -123,7 +123,7 @@ def answered(url: str, deadline: float) -> httpx.Response:
             time.sleep(0.1)
 
 
-@pytest.mark.parametrize("extra", [None, "web", "server", "local", "mcp"])
+@pytest.mark.parametrize("extra", [None, "web", "server", "local", "onnx", "mcp"])
 def test_each_extra_works_alone(
     tmp_path: Path, wheel: Path, extra: str | None, served: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -144,12 +144,13 @@ def test_each_extra_works_alone(
     assert refused.returncode == 2 and "pip install 'oryxtui[postgres]'" in refused.stderr
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
     meaning = init_workspace(tmp_path / "meaning")
-    meaning.config_path.write_text('[embedding]\nprovider = "local"\n', encoding="utf-8")
+    provider = extra if extra in ("local", "onnx") else "local"  # the two models in wheels
+    meaning.config_path.write_text(f'[embedding]\nprovider = "{provider}"\n', encoding="utf-8")
     for text in ("Deploy window is Tuesdays and Thursdays 14:00-16:00.", "Ravi leads Falcon."):
         assert run(bin_folder, "memory", "save", "--root", str(meaning.root), text).returncode == 0
     asked = "what days can we release to production?"  # no word shared with the entry
     recalled = run(bin_folder, "memory", "recall", "--root", str(meaning.root), asked)
-    if extra != "local":
+    if extra != provider:
         assert recalled.returncode == 2 and "pip install 'oryxtui[local]'" in recalled.stderr
         assert recalled.stderr.count("\n") == 1 and "Traceback" not in recalled.stderr
     else:  # the model is in the wheel: meaning, offline, with nothing downloaded
@@ -167,7 +168,7 @@ def test_each_extra_works_alone(
         assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout, explained
     if extra == "mcp":  # a client's session on stdio, with nothing else installed
         assert stdio_tools(bin_folder, root) >= {"save_memory", "recall_memory", "show_memory"}
-    if extra in (None, "local", "mcp"):
+    if extra in (None, "local", "onnx", "mcp"):
         return
     port = free_port()
     command = "web" if extra == "web" else "serve"

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 RECALL_INDEX_LIMIT = 64
 # The similarity spread is measured over at least this many entries (below, the floor alone).
 SPREAD_SAMPLE = 10
-# Below this many matrix cells, similarities are computed in double precision as upstream does;
-# above, in single precision (5x faster; only near-ties can order differently).
+# The upstream profile, below this many matrix cells, computes similarities in double precision
+# as upstream does; the rest in single precision (5x faster; only near-ties order differently).
 EXACT_CELLS = 8_000_000
 
 
@@ -105,7 +105,7 @@ class RecallEngine:
                 try:
                     semantic_route = self._semantic_route(key, prepared, query)
                     state = "used"
-                    similar = self._relevant(semantic_route)
+                    similar = self._relevant(semantic_route, query)
                 except EmbedderError as exc:
                     state, notice, problem = "failed", DEGRADE_NOTICE, str(exc)
         # Recency ranks every entry: upstream weighs it as much as meaning; here it only
@@ -123,7 +123,7 @@ class RecallEngine:
         ]
         chosen = [route for route in routes if route is not None]
         eligible: np.ndarray | None = None  # upstream: every entry may rank
-        if not upstream and self._floor() > -1:
+        if not upstream and self._floor(query) > -1:
             eligible = np.zeros(prepared.size, dtype=bool)
             for found in (keyword_ids, self._strong(lexical_ids, lexical_scores), similar):
                 if len(found):
@@ -148,7 +148,7 @@ class RecallEngine:
             return ids
         return ids[scores >= self.settings.word_floor * float(scores.max())]
 
-    def _relevant(self, route: Route) -> np.ndarray:
+    def _relevant(self, route: Route, query: str = "") -> np.ndarray:
         """The entries the semantic route finds relevant: a similarity of at least
         `min_similarity`, and standing out from the agent's other entries by
         `similarity_spread` standard deviations (an e5-class model gives every text 0.6 or
@@ -156,7 +156,7 @@ class RecallEngine:
         scores = route.scores
         if scores is None or not len(scores):
             return np.zeros(0, dtype=np.int64)
-        floor = self._floor()
+        floor = self._floor(query)
         # pgvector answers only the nearest candidates: they are no sample of the rest, and
         # a spread measured over them would leave out all but the very nearest.
         every_entry = not isinstance(self.table, PgVectorTable)
@@ -167,8 +167,8 @@ class RecallEngine:
             floor = max(floor, float(scores.mean()) + spread)
         return route.ids[scores >= floor]
 
-    def _floor(self) -> float:
-        return similarity_floor(self.settings.min_similarity, self.embedder)
+    def _floor(self, query: str = "") -> float:
+        return similarity_floor(self.settings.min_similarity, self.embedder, query)
 
     def _keyword_route(self, prepared: Prepared, query: str) -> np.ndarray:
         """Upstream's substring match over whole entry texts, newest first (a line written
@@ -193,7 +193,9 @@ class RecallEngine:
             if not len(have) or matrix.dim != len(vector):  # nothing indexed yet
                 return Route("semantic", self.settings.weight.semantic, have, np.zeros(0))
             data, norms = matrix.matrix, matrix.norms
-            if data.size <= EXACT_CELLS:
+            # Double precision is upstream's, for its order hit for hit; the default profile
+            # ranks in single precision (a copy of the matrix per recall is most of its cost).
+            if self.settings.profile == "upstream" and data.size <= EXACT_CELLS:
                 dots = data.astype(np.float64) @ vector.astype(np.float64)
             else:
                 dots = (data @ vector).astype(np.float64)
