@@ -51,13 +51,14 @@ from oryxtui.workspace import Workspace, init_workspace
 
 sys.path.insert(0, str(Path(__file__).parent))
 import quality_fixture
+import quality_notes
 
 K = 10
 
 
-def load(path: str | None) -> list[dict[str, Any]]:
+def load(path: str | None, made: str = "chats") -> list[dict[str, Any]]:
     if path is None:
-        return quality_fixture.build()
+        return quality_notes.build() if made == "notes" else quality_fixture.build()
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return data if isinstance(data, list) else [data]
 
@@ -180,12 +181,18 @@ def main() -> None:
     parser.add_argument("--provider", choices=["local", "onnx"], help="an in-process embedder")
     parser.add_argument("--split", choices=["all", "tune", "test"], default="all")
     parser.add_argument(
+        "--set",
+        choices=["chats", "notes"],
+        default="chats",
+        help="the self-made set: chats (quality_fixture.py) or an agent's notes (quality_notes.py)",
+    )
+    parser.add_argument(
         "--min-similarity",
         type=float,
         help="the semantic floor of the default fusion (to calibrate)",
     )
     options = parser.parse_args()
-    samples = load(options.data)
+    samples = load(options.data, options.set)
     if options.split != "all":  # even conversations to tune on, odd ones to report
         samples = samples[0 if options.split == "tune" else 1 :: 2]
     embedding: dict[str, Any] | None = None
@@ -289,7 +296,10 @@ def main() -> None:
                         [ids_of[texts[i]] for i in top], evidence, shares
                     )
     report = {
-        "data": options.data or "self-made fixture (tests/benchmarks/quality_fixture.py)",
+        "data": options.data
+        or f"self-made {options.set} ("
+        + ("quality_notes.py" if options.set == "notes" else "quality_fixture.py")
+        + ")",
         "split": options.split,
         "conversations": len(samples),
         "turns": total_turns,
