@@ -16,6 +16,7 @@ from oryxtui.config import DatabaseSettings
 from oryxtui.errors import DatabaseError, UsageError
 from oryxtui.extras import require
 from oryxtui.postgres import Postgres
+from oryxtui.privacy import made_folder
 
 DATABASE = "oryxtui"
 # The server's socket is made in its folder, and a socket path holds at most 107 bytes.
@@ -130,10 +131,10 @@ def stop(folder: Path) -> bool:
 def _made_open(folder: Path) -> None:
     """`folder` and the parents it lacks, made — as root, passable by every user (0755), as the
     server's user needs: folders of oryxtui's own, which hold only the data folder (0700)."""
-    missing = [path for path in [folder, *folder.parents] if not path.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in missing if _as_root() else []:
-        path.chmod(0o755)
+    if _as_root():
+        made_folder(folder, 0o755)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
 
 
 def _checked(folder: Path) -> Path:

@@ -27,10 +27,16 @@ def made_private(path: Path) -> None:
 
 def private_folder(path: Path) -> None:
     """`path` and its missing parents made; those made here are 0700."""
+    made_folder(path, PRIVATE_FOLDER)
+
+
+def made_folder(path: Path, mode: int) -> None:
+    """`path` and its missing parents made; those made here get `mode` (whatever the umask),
+    those that existed keep theirs."""
     missing = [folder for folder in (path, *path.parents) if not folder.exists()]
     path.mkdir(parents=True, exist_ok=True)
     for folder in missing:
-        folder.chmod(PRIVATE_FOLDER)
+        folder.chmod(mode)
 
 
 @dataclass(frozen=True)

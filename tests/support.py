@@ -77,6 +77,22 @@ def oryxtui_process(
     )
 
 
+def run_offline(script: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c script` with no network to reach (proxies pointing nowhere, the hub told to
+    stay offline) and an empty home and cache under `home`: what a model loads with nothing
+    to download."""
+    environ = os.environ | {
+        "HF_HUB_OFFLINE": "1",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
+    return subprocess.run(
+        [sys.executable, "-c", script], env=environ, capture_output=True, text=True, timeout=120
+    )
+
+
 def run_oryxtui(
     *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess[str]:

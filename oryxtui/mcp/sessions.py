@@ -37,10 +37,7 @@ class SessionCount:
 
     def admit(self, who: str) -> None:
         """TooManyRequests (429), in one sentence, when `who` holds as many as it may."""
-        with self._lock:
-            self._forget_idle()
-            held = sum(1 for session in self._open.values() if session.who == who)
-        if held >= self.per_key:
+        if self.held(who) >= self.per_key:
             raise TooManyRequests(
                 f"{who} has {self.per_key} MCP sessions open already, the most a key may; end "
                 "one (its client's DELETE, or quitting the client) or let one idle out."

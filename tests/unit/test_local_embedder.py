@@ -3,9 +3,6 @@ server, a key or a download; a missing extra or a damaged model is one sentence.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import datetime
 
 import numpy as np
@@ -17,6 +14,7 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.recall import embedders
 from oryxtui.memory.recall.embedders import LocalEmbedder, create_embedder
 from oryxtui.workspace import Workspace
+from tests.support import run_offline
 
 LOCAL = Settings.model_validate({"embedding": {"provider": "local"}})
 
@@ -49,16 +47,7 @@ def test_it_loads_offline_and_never_runs_the_packages_code(tmp_path) -> None:
         "assert 'wordllama' not in sys.modules, sorted(sys.modules)\n"
         "print(len(v))\n"
     )
-    environ = os.environ | {
-        "HF_HUB_OFFLINE": "1",
-        "HOME": str(tmp_path),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=environ, capture_output=True, text=True, timeout=120
-    )
+    done = run_offline(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "256"
     assert not list((tmp_path).rglob("*.json")), "nothing is cached or downloaded"

