@@ -103,8 +103,9 @@ class RecallSettings(_Section):
     top_k: int = Field(20, ge=1, le=10_000)
     # An entry is a hit only if a relevance route found it: a keyword or lexical match, or a
     # cosine similarity of at least this. -1 turns the floor off (every entry ranks, upstream).
-    # Unset: the embedder's own (0.35 for an endpoint's model; 0.15 for the local model, whose
-    # averaged word vectors score lower for the same closeness).
+    # Unset: the embedder's own, calibrated so that a question about nothing the agent knows
+    # finds nothing (local 0.37, onnx 0.46, each with a lower floor for an entry that stands
+    # far out of the rest; 0.35 for an endpoint's model, not calibrated).
     min_similarity: float | None = Field(None, ge=-1, le=1)
     # … and it must stand out from the rest: at least the mean similarity of all entries plus
     # this many standard deviations (an embedding model's similarities are rarely low).

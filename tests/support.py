@@ -18,6 +18,20 @@ from oryxtui.workspace import Workspace
 FIXED_NOW = datetime(2026, 7, 22, 9, 30, 0)
 
 
+# An agent's everyday notes, among which a fact stands out (or not) to a model: from ten
+# entries on, an entry must stand out of the agent's others to be found by meaning.
+ROUTINE_NOTES = [
+    "Nightly backup finished in 14 minutes.",
+    "Disk usage on db-2 is at 61 %.",
+    "Certificate for api.example.com renews in 30 days.",
+    "Weekly dependency update merged.",
+    "Log rotation ran on all hosts.",
+    "Cache hit rate this week: 92 %.",
+    "On-call handover notes sent to the team.",
+    "Monitoring dashboard moved to the new folder.",
+]
+
+
 def fixed_clock() -> datetime:
     return FIXED_NOW
 

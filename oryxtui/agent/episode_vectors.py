@@ -46,7 +46,8 @@ class EpisodeVectors:
         import numpy as np
 
         from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import similarity_floor, usable
+        from oryxtui.memory.recall.embedders import usable
+        from oryxtui.memory.recall.relevance import similarity_floor
 
         embedder = self.embedder
         model = embedder.model_id
@@ -81,8 +82,9 @@ class EpisodeVectors:
         import numpy as np
 
         from oryxtui.errors import EmbedderError
-        from oryxtui.memory.recall.embedders import similarity_floor, usable
+        from oryxtui.memory.recall.embedders import usable
         from oryxtui.memory.recall.pgvector import vector_text
+        from oryxtui.memory.recall.relevance import similarity_floor
 
         embedder = self.embedder
         model = embedder.model_id

@@ -11,7 +11,9 @@ of the questions that share a content word with their evidence, the share with n
 
 Systems, all in the same run: oryxtui's keyword mode (upstream's substring rule), its lexical
 route alone, its default fusion without an embedder, and — with an embedder — its semantic
-route alone, the default fusion, and the upstream profile; baselines: plain BM25 (`rank-bm25`
+route alone (with the floor the default uses, and without one), the default fusion, and the
+upstream profile; `default_minus_best_route` is the default's R@k less the best single route's
+(each with its floor, as recall offers them); baselines: plain BM25 (`rank-bm25`
 Okapi, text lower-cased and split on non-alphanumerics) and, with an embedder, plain dense
 cosine over the same vectors.
 
@@ -207,7 +209,7 @@ def main() -> None:
     systems: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
         "oryxtui keyword mode (upstream's substring rule)": ({"mode": "keyword"}, None),
         "oryxtui lexical route alone": (
-            {"mode": "hybrid", "weight": {"keyword": 0, "semantic": 0}},
+            {"mode": "hybrid", "weight": {"keyword": 0, "semantic": 0, "recency": 0}},
             None,
         ),
         "oryxtui default, no embedder": ({}, None),
@@ -215,7 +217,11 @@ def main() -> None:
     if embedding:
         systems |= {
             "oryxtui semantic route alone": (
-                {"weight": {"keyword": 0, "lexical": 0}, "min_similarity": -1},
+                {"weight": {"keyword": 0, "lexical": 0, "recency": 0}},
+                embedding,
+            ),
+            "oryxtui semantic route alone, no floor": (
+                {"weight": {"keyword": 0, "lexical": 0, "recency": 0}, "min_similarity": -1},
                 embedding,
             ),
             "oryxtui default, with the embedder": (
@@ -295,6 +301,17 @@ def main() -> None:
                     results["plain dense cosine"].add(
                         [ids_of[texts[i]] for i in top], evidence, shares
                     )
+    systems_json = {name: scores.to_json() for name, scores in results.items()}
+    routes = [name for name in ("oryxtui lexical route alone", "oryxtui semantic route alone")]
+    default = "oryxtui default, with the embedder" if embedding else "oryxtui default, no embedder"
+    versus = {
+        at: round(
+            systems_json[default][at]
+            - max(systems_json[name][at] for name in routes if name in systems_json),
+            1,
+        )
+        for at in ("R@1", "R@5", "R@10")
+    }
     report = {
         "data": options.data
         or f"self-made {options.set} ("
@@ -305,7 +322,9 @@ def main() -> None:
         "turns": total_turns,
         "questions": total_questions,
         "k": K,
-        "systems": {name: scores.to_json() for name, scores in results.items()},
+        "systems": systems_json,
+        # the default's R@k minus the best single route's (each with its floor): >= 0 wanted
+        "default_minus_best_route": versus,
         "false_hits": {name: hits.to_json() for name, hits in false_hits.items()},
         "recall_ms_median": {
             name: round(1000 * float(np.median(times)), 2) for name, times in timings.items()

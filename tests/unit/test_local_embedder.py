@@ -14,9 +14,16 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.recall import embedders
 from oryxtui.memory.recall.embedders import LocalEmbedder, create_embedder
 from oryxtui.workspace import Workspace
-from tests.support import run_offline
+from tests.support import ROUTINE_NOTES, run_offline
 
 LOCAL = Settings.model_validate({"embedding": {"provider": "local"}})
+WORDS_OFF = {"lexical": 0, "keyword": 0}
+FACTS = [
+    "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
+    "Ravi leads Team Falcon.",
+    "My grandmother bakes apple pie every Sunday.",
+    "We rolled back release 4.2 after the checkout errors.",
+]
 
 
 def test_vectors_mean_something_and_are_unit_length() -> None:
@@ -77,22 +84,21 @@ def test_without_the_extra_the_provider_names_the_install_command(
 
 
 def test_a_whole_agent_is_indexed_and_found_by_meaning(workspace: Workspace) -> None:
-    # The time is part of the line that is embedded (as upstream embeds it): held still.
-    service = MemoryService.open(workspace, LOCAL, lambda: datetime(2026, 12, 4, 18, 32))
-    for text in [
-        "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
-        "Ravi leads Team Falcon.",
-        "My grandmother bakes apple pie every Sunday.",
-    ]:
+    # The time is part of the line that is embedded (as upstream embeds it): held still. The
+    # semantic route alone (no words route), at the model's calibrated floors.
+    meaning_only = Settings.model_validate(
+        {"embedding": {"provider": "local"}, "memory": {"recall": {"weight": WORDS_OFF}}}
+    )
+    service = MemoryService.open(workspace, meaning_only, lambda: datetime(2026, 12, 5, 16, 0))
+    for text in [*FACTS, *ROUTINE_NOTES]:
         service.save("ops", text, "archival")
     status = service.sync_index("ops")
-    assert status is not None and status.pending == 0 and status.indexed == 3
-    found = service.recall("ops", "what days can we release to production?")  # no word shared
+    assert status is not None and status.pending == 0 and status.indexed == 12
+    found = service.recall("ops", "which weekdays can we deploy?")
     assert found.semantic == "used"
-    assert [e.content for e in found.entries] == [
-        "Deploy window is Tuesdays and Thursdays 14:00-16:00."
-    ]
-    assert service.recall("ops", "what is my aunt's favourite film?").entries == []
+    assert [e.content for e in found.entries] == [FACTS[0]]
+    for unknown in ("what is my aunt's favourite film?", "zzzz-no-such", "failover drill"):
+        assert service.recall("ops", unknown).entries == [], unknown
 
 
 def test_a_handful_of_entries_is_held_to_the_floor_alone(workspace: Workspace) -> None:

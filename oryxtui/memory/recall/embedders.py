@@ -26,11 +26,6 @@ if TYPE_CHECKING:
     from oryxtui.config import EmbeddingSettings
 
 
-# The cosine similarity from which an entry counts as close, unless the embedder says its own
-# or `[memory.recall] min_similarity` is set.
-SIMILARITY_FLOOR = 0.35
-
-
 class Embedder(Protocol):
     model_id: str  # upstream's `provider/model`, e.g. "openai/nomic-embed-text"
     meaningless: bool  # True for the mock: its similarities mean nothing
@@ -50,27 +45,6 @@ PREFIXES: tuple[tuple[str, str, str], ...] = (
     ("mxbai-embed", "Represent this sentence for searching relevant passages: ", ""),
     ("snowflake-arctic-embed", "Represent this sentence for searching relevant passages: ", ""),
 )
-
-
-def similarity_floor(setting: float | None, embedder: object | None, query: str = "") -> float:
-    """The floor a similarity must reach: the setting, else the embedder's own — for a
-    question mostly in CJK script, its CJK floor where it has one (a model that places every
-    Chinese sentence near every other needs a higher one)."""
-    if setting is not None:
-        return setting
-    cjk_floor = getattr(embedder, "cjk_similarity_floor", None)
-    if cjk_floor is not None and mostly_cjk(query):
-        return float(cjk_floor)
-    return float(getattr(embedder, "similarity_floor", SIMILARITY_FLOOR))
-
-
-def mostly_cjk(text: str) -> bool:
-    """Half or more of the text's letters are CJK characters."""
-    from oryxtui.memory.tokens import pattern
-
-    letters = [char for char in text if char.isalpha()]
-    cjk = pattern("is_cjk")
-    return bool(letters) and 2 * sum(1 for c in letters if cjk.match(c)) >= len(letters)
 
 
 def prefixes_for(model: str) -> tuple[str, str]:
@@ -223,9 +197,14 @@ class LocalEmbedder:
     model_id = f"local/{LOCAL_MODEL}"
     batch_size = 512
     recall_index_limit = 5_000  # embedded in about half a second: a recall need not wait
-    similarity_floor = 0.15  # averaged word vectors: unrelated texts mostly score 0.0–0.1
-    # …but any two Chinese sentences 0.45–0.57 (their answers 0.72 and up): bench_quality
-    # --provider local, the fixture's tune split, 2026-12-05.
+    # Calibrated on the tune splits of both self-made sets (bench_quality --provider local
+    # --split tune, chats and notes, 2026-12-05): of questions no memory answers (general
+    # knowledge, made-up words) at most 1 % get a hit by meaning alone; at the old 0.15,
+    # 45-50 %. A short note that answers scores lower: 0.32 counts if it stands 3 deviations
+    # above the agent's mean. Any two Chinese sentences score 0.45-0.57 (their answers 0.72
+    # and up).
+    similarity_floor = 0.37
+    standout_floor = (0.32, 3.0)
     cjk_similarity_floor = 0.60
 
     def __init__(self) -> None:

@@ -22,10 +22,11 @@ import numpy as np
 from oryxtui import notices
 from oryxtui.errors import DatabaseError, EmbedderError
 from oryxtui.memory.format import TIME_FORMAT
-from oryxtui.memory.recall.embedders import Embedder, similarity_floor, usable
+from oryxtui.memory.recall.embedders import Embedder, usable
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.pgvector import CANDIDATES, PgVectorTable
 from oryxtui.memory.recall.prepared import Prepared, asks_for_recent, time_of
+from oryxtui.memory.recall.relevance import relevant, similarity_floor, standout_floor
 from oryxtui.memory.recall.results import (
     DEGRADE_NOTICE,
     Hit,
@@ -122,14 +123,17 @@ class RecallEngine:
             Route("recency", weights.recency, prepared.recency) if by_recency else None,
         ]
         chosen = [route for route in routes if route is not None]
-        eligible: np.ndarray | None = None  # upstream: every entry may rank
+        fused, eligible = chosen, None  # upstream: every entry may rank
         if not upstream and self._floor(query) > -1:
             eligible = np.zeros(prepared.size, dtype=bool)
             for found in (keyword_ids, self._strong(lexical_ids, lexical_scores), similar):
                 if len(found):
                     eligible[found] = True
+            # Meaning has a say only about what it finds relevant (the nearest of the rest
+            # would lift a words match it knows nothing of); the hits still show its rank.
+            fused = [r.only(similar) if r.name == "semantic" else r for r in chosen]
         tiebreak = None if upstream else prepared.recency_rank
-        ids, scores = fuse(prepared.size, chosen, self.settings.top_k, eligible, tiebreak)
+        ids, scores = fuse(prepared.size, fused, self.settings.top_k, eligible, tiebreak)
         hits = self._hits(prepared, chosen, ids, scores)
         # The index is read even when the query could not be embedded: what it holds does not
         # depend on the embedder answering now.
@@ -149,23 +153,26 @@ class RecallEngine:
         return ids[scores >= self.settings.word_floor * float(scores.max())]
 
     def _relevant(self, route: Route, query: str = "") -> np.ndarray:
-        """The entries the semantic route finds relevant: a similarity of at least
-        `min_similarity`, and standing out from the agent's other entries by
-        `similarity_spread` standard deviations (an e5-class model gives every text 0.6 or
-        more, so a fixed floor alone would let everything through)."""
+        """The entries the semantic route finds relevant: a similarity of at least the floor
+        (`min_similarity`, else the embedder's calibrated one), or of its lower standout floor
+        for an entry far above the agent's others (see `standout_floor`); and, either way,
+        `similarity_spread` standard deviations above the agent's mean (an e5-class model
+        gives every text 0.6 or more, so a fixed floor alone would let everything through)."""
         scores = route.scores
         if scores is None or not len(scores):
             return np.zeros(0, dtype=np.int64)
-        floor = self._floor(query)
         # pgvector answers only the nearest candidates: they are no sample of the rest, and
-        # a spread measured over them would leave out all but the very nearest.
-        every_entry = not isinstance(self.table, PgVectorTable)
-        # A handful of entries is no sample to stand out from (of two, the nearer one is exactly
-        # one deviation above their mean): there, the floor alone decides.
-        if self.settings.profile != "upstream" and every_entry and len(scores) >= SPREAD_SAMPLE:
-            spread = self.settings.similarity_spread * float(scores.std())
-            floor = max(floor, float(scores.mean()) + spread)
-        return route.ids[scores >= floor]
+        # a spread measured over them would leave out all but the very nearest. A handful of
+        # entries is no sample either (of two, the nearer one is exactly one deviation above
+        # their mean): there, the floor alone decides.
+        sample = (
+            self.settings.profile != "upstream"
+            and not isinstance(self.table, PgVectorTable)
+            and len(scores) >= SPREAD_SAMPLE
+        )
+        band = standout_floor(self.settings.min_similarity, self.embedder, query)
+        spread = self.settings.similarity_spread if sample else None
+        return route.ids[relevant(scores, self._floor(query), band, spread)]
 
     def _floor(self, query: str = "") -> float:
         return similarity_floor(self.settings.min_similarity, self.embedder, query)

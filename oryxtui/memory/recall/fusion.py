@@ -23,6 +23,12 @@ class Route:
     ids: np.ndarray
     scores: np.ndarray | None = None
 
+    def only(self, ids: np.ndarray) -> Route:
+        """This route with only the given entries, in its own order."""
+        keep = np.isin(self.ids, ids)
+        scores = None if self.scores is None else self.scores[keep]
+        return Route(self.name, self.weight, self.ids[keep], scores)
+
     def ranks(self, size: int) -> np.ndarray:
         """Each entry's best 1-based rank in this route, 0 where it is absent."""
         ranks = np.zeros(size, dtype=np.int64)
