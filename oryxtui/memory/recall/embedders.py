@@ -221,7 +221,8 @@ class LocalEmbedder:
         for encoding in tokenizer.encode_batch(list(texts), add_special_tokens=False):
             ids = np.asarray(encoding.ids, dtype=np.int64)
             ids = ids[(ids >= 0) & (ids <= last)]
-            vector = table[ids].mean(axis=0) if len(ids) else np.zeros(table.shape[1])
+            rows = table[ids].astype(np.float32)
+            vector = rows.mean(axis=0) if len(ids) else np.zeros(table.shape[1])
             norm = float(np.linalg.norm(vector))
             # A text without a token gets a fixed unit vector: finite, and near nothing.
             unit = vector / norm if norm > 0 else _unit(table.shape[1])
@@ -293,32 +294,47 @@ def _first_line(exc: Exception) -> str:
 
 
 def _load_local() -> tuple[np.ndarray, Any]:
-    """The vector table and the tokenizer of the `local` model, from the package's folder
-    (found without running its code); EmbedderError when a file is missing or damaged."""
+    """The vector table (memory-mapped: a question reads only its tokens' rows) and the
+    tokenizer of the `local` model, from the package's folder (found without running its
+    code); EmbedderError when a file is missing or damaged."""
     import importlib.util
 
-    from safetensors.numpy import load_file
     from tokenizers import Tokenizer
 
     spec = importlib.util.find_spec(LOCAL_PACKAGE)
     folder = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else Path()
     weights, tokenizer_file = (folder / name for name in LOCAL_FILES)
+    damaged = EmbedderError(
+        f"The local embedding model in {folder} cannot be read or is damaged; reinstall it: "
+        f"pip install --force-reinstall {LOCAL_PACKAGE}."
+    )
     try:
-        table = np.ascontiguousarray(load_file(str(weights))["embedding.weight"], np.float32)
+        table = _mapped(weights, "embedding.weight")
         tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    except Exception as exc:  # missing, cut or foreign: each library raises its own error
-        raise EmbedderError(
-            f"The local embedding model in {folder} cannot be read ({type(exc).__name__}); "
-            f"reinstall it: pip install --force-reinstall {LOCAL_PACKAGE}."
-        ) from None
-    if table.ndim != 2 or not table.shape[0] or not np.isfinite(table).all():
-        raise EmbedderError(
-            f"The local embedding model in {folder} is damaged; reinstall it: "
-            f"pip install --force-reinstall {LOCAL_PACKAGE}."
-        )
+    except Exception:  # missing, cut or foreign: each library raises its own error
+        raise damaged from None
+    if table.ndim != 2 or not table.shape[0]:
+        raise damaged
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return table, tokenizer
+
+
+def _mapped(path: Path, name: str) -> np.ndarray:
+    """One tensor of a safetensors file, memory-mapped (the format: an 8-byte header size, a
+    JSON header naming each tensor's type, shape and byte range, then the data)."""
+    import json
+    import struct
+
+    with path.open("rb") as file:
+        (size,) = struct.unpack("<Q", file.read(8))
+        header = json.loads(file.read(min(size, 1 << 20)))[name]
+    dtype = np.dtype({"F16": "<f2", "F32": "<f4"}[header["dtype"]])
+    shape = tuple(int(n) for n in header["shape"])
+    start, stop = (int(n) for n in header["data_offsets"])
+    if stop - start != dtype.itemsize * int(np.prod(shape)):
+        raise ValueError("the tensor's size does not match its shape")
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + size + start, shape=shape)
 
 
 def _unit(size: int) -> Vector:

@@ -37,6 +37,10 @@ class Once(Generic[T]):
         self._value: T | None = None
         self._lock = threading.Lock()
 
+    @property
+    def loaded(self) -> bool:
+        return self._value is not None
+
     def __call__(self) -> T:
         with self._lock:
             if self._value is None:
