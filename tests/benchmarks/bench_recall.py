@@ -7,7 +7,10 @@ Run: python tests/benchmarks/bench_recall.py [--quick]
   that index is reported). Baseline in the same run: upstream's keyword recall over the same
   file (every hit, oldest first), which oryxtui still answers without an embedder.
 - indexing 10,000 entries with the mock embedder (embed, write the rows, load them), and with
-  the `local` provider (its model's first load included), then hybrid recall over them.
+  the `local` and `onnx` providers (each model's first load included), then hybrid recall over
+  them; the models index sentences (the self-made sets' chat turns and notes, each line with its
+  own time), not the mock's made-up words, which a sentence model's tokenizer cuts into 3-4
+  pieces each.
 - the live index: an outside write (another process appending like upstream) until its vector
   is in `memory_vectors`, with the keeper `serve` and the dashboard run.
 
@@ -141,6 +144,34 @@ def bench_local(root: Path) -> dict[str, object]:
         "archival_entries": 10_000,
         "dimensions": 256,
         "index_local_ms": round(indexing, 1),
+        "hybrid_recall_warm": summarize(samples),
+    }
+
+
+def _sentences(count: int) -> list[str]:
+    """`count` lines of the self-made sets' chat turns and notes (66 characters at the median),
+    each a distinct entry by its own time."""
+    import bench_quality
+
+    texts = [
+        text
+        for made in ("chats", "notes")
+        for sample in bench_quality.load(None, made)
+        for _, _, text in bench_quality.turns_of(sample)
+    ]
+    return [texts[i % len(texts)] for i in range(count)]
+
+
+def bench_onnx(root: Path) -> dict[str, object]:
+    """Embedding provider "onnx" (the `onnx` extra): index 10,000 sentences from nothing — the
+    model's first load included — then recall warm."""
+    workspace = init_workspace(root / "onnx")
+    _write_memory(workspace, "ops", _sentences(10_000))
+    indexing, samples = _index_then_recall(workspace, {"provider": "onnx"})
+    return {
+        "archival_entries": 10_000,
+        "dimensions": 384,
+        "index_onnx_ms": round(indexing, 1),
         "hybrid_recall_warm": summarize(samples),
     }
 
@@ -303,6 +334,7 @@ def run(quick: bool = False) -> dict[str, object]:
         report: dict[str, object] = {
             "recall_10k_64d": bench_10k(root),
             "recall_10k_local": bench_local(root),
+            "recall_10k_onnx": bench_onnx(root),
             "live_index": bench_live(root, 5 if quick else 15),
         }
         if not quick:
@@ -312,6 +344,7 @@ def run(quick: bool = False) -> dict[str, object]:
         "hybrid_recall_100k_768d_warm_median_ms": 150,
         "index_10k_mock_ms": 2000,
         "index_10k_local_ms": 10_000,
+        "index_10k_onnx_ms": 30_000,
         "outside_write_to_indexed_ms": 2000,
     }
     report["upstream_measured"] = {"index_10k_mock_ms": 11_300, "recall_ms": 189}
