@@ -46,7 +46,7 @@ class MiniLmEmbedder:
     meaningless = False
     model_id = f"onnx/{MODEL}"
     batch_size = 2048  # texts an indexer hands over at a time (sorted by length, then batched)
-    recall_index_limit = 1_000  # about two seconds: a recall need not wait longer
+    recall_index_limit = 500  # about 1.5 s: a recall need not wait longer
     # Calibrated on the tune splits of both self-made sets (bench_quality --provider onnx
     # --split tune, chats and notes, 2026-12-05): of questions no memory answers, at most 1 %
     # get a hit by meaning alone (17 % at 0.20); 0.33 counts for an entry 2.5 deviations
