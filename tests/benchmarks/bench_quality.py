@@ -52,15 +52,19 @@ from oryxtui.memory.tokens import terms
 from oryxtui.workspace import Workspace, init_workspace
 
 sys.path.insert(0, str(Path(__file__).parent))
+import quality_assistant
 import quality_fixture
 import quality_notes
 
 K = 10
 
 
+SETS = {"chats": quality_fixture, "notes": quality_notes, "assistant": quality_assistant}
+
+
 def load(path: str | None, made: str = "chats") -> list[dict[str, Any]]:
     if path is None:
-        return quality_notes.build() if made == "notes" else quality_fixture.build()
+        return SETS[made].build()
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return data if isinstance(data, list) else [data]
 
@@ -184,9 +188,10 @@ def main() -> None:
     parser.add_argument("--split", choices=["all", "tune", "test"], default="all")
     parser.add_argument(
         "--set",
-        choices=["chats", "notes"],
+        choices=list(SETS),
         default="chats",
-        help="the self-made set: chats (quality_fixture.py) or an agent's notes (quality_notes.py)",
+        help="the self-made set: chats (quality_fixture.py), an agent's notes (quality_notes.py), "
+        "or an assistant's memory of a person (quality_assistant.py, never calibrated on)",
     )
     parser.add_argument(
         "--min-similarity",
@@ -313,10 +318,7 @@ def main() -> None:
         for at in ("R@1", "R@5", "R@10")
     }
     report = {
-        "data": options.data
-        or f"self-made {options.set} ("
-        + ("quality_notes.py" if options.set == "notes" else "quality_fixture.py")
-        + ")",
+        "data": options.data or f"self-made {options.set} ({SETS[options.set].__name__}.py)",
         "split": options.split,
         "conversations": len(samples),
         "turns": total_turns,
