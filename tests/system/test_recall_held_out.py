@@ -1,7 +1,10 @@
-"""Recall with each in-process model, on the held-out splits of both self-made sets (chats, and an
-operations agent's notes) — conversations its floors were not calibrated on: questions no memory
-answers get a hit by meaning alone at most 1 % of the time, and the default is never below its
-best single route at R@1, R@5 and R@10 (`tests/benchmarks/bench_quality.py`, one process each)."""
+"""Recall with each in-process model on data its floors were not calibrated on — the held-out
+splits of the two calibration sets (chats, an operations agent's notes), and the whole of a
+third set built by another generator (an assistant's memory of a person): questions no memory
+answers get a hit by meaning alone at most 1 % of the time (on the third set, at most 2 %: its
+one is "What is the currency of Kazakhstan?" finding a currency conversion the assistant did),
+and the default is never below its best single route at R@1, R@5 and R@10
+(`tests/benchmarks/bench_quality.py`, one process each)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ KNOWN_SHORT = {("local", "notes", "R@1"): 5.6}
 
 
 @pytest.mark.parametrize("provider", ["onnx", "local"])
-@pytest.mark.parametrize("made", ["chats", "notes"])
+@pytest.mark.parametrize("made", ["chats", "notes", "assistant"])
 def test_on_held_out_data_meaning_is_honest_and_fusion_keeps_its_best_route(
     provider: str, made: str
 ) -> None:
@@ -30,13 +33,14 @@ def test_on_held_out_data_meaning_is_honest_and_fusion_keeps_its_best_route(
     not set on (`--split test`)."""
     done = subprocess.run(
         [sys.executable, str(BENCH), "--provider", provider, "--set", made,
-         "--split", "test"],
+         "--split", "all" if made == "assistant" else "test", "--quick"],
         capture_output=True, text=True, timeout=900, check=True,
     )  # fmt: skip
     found = json.loads(done.stdout)
     default = "oryxtui default, with the embedder"
     false_hits = found["false_hits"][default]
-    assert false_hits["unrelated_semantic_only_pct"] <= 1.0, false_hits
-    assert false_hits["nonsense_semantic_only_pct"] <= 1.0, false_hits
+    bound = 2.0 if made == "assistant" else 1.0
+    assert false_hits["unrelated_semantic_only_pct"] <= bound, false_hits
+    assert false_hits["nonsense_semantic_only_pct"] <= bound, false_hits
     for at, margin in found["default_minus_best_route"].items():
         assert margin >= -KNOWN_SHORT.get((provider, made, at), 0.0), found["systems"]
