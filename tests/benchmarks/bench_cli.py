@@ -1,7 +1,8 @@
 """The CLI as hooks and scripts call it: whole `oryxtui memory save` / `memory recall` processes
-on the demo workspace, and `oryxtui sessions search` over 10,000 and 100,000 past turns, next to
-a script that imports pydantic and builds one model (and `python -c "import pydantic"`),
-measured in the same run.
+on the demo workspace (recall with the demo's embedder — `onnx` where its extra is installed —
+and with `local` and none, a question by meaning each), and `oryxtui sessions search` over
+10,000 and 100,000 past turns, next to a script that imports pydantic and builds one model
+(and `python -c "import pydantic"`), measured in the same run.
 
 Run: python tests/benchmarks/bench_cli.py [--runs N] [--episodes 10000,100000]
 The commands run interleaved (one of each per round), after a warm-up that compiles bytecode
@@ -11,6 +12,8 @@ and lets the first search index the turns (what any later command finds done).
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +36,7 @@ class Entry(BaseModel):
     scope: str = "archival"
 Entry(content="benchmark entry")
 """
+MEANING = "did we have to undo a bad release"  # asked by meaning: no entry holds its words
 WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "pu", "ro", "si", "tu") for b in range(500)]
 
 
@@ -69,8 +73,26 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
             "baseline_import_pydantic": [sys.executable, "-c", "import pydantic"],
             "memory_save": [oryxtui, "memory", "save", *where, "benchmark entry"],
             "memory_recall": [oryxtui, "memory", "recall", *where, "deploy"],
+            "memory_recall_meaning": [oryxtui, "memory", "recall", *where, MEANING],
             "help": [oryxtui, "--help"],
         }
+        for provider in ("local", "none"):  # the same demo with another embedder, or none
+            other = Path(folder) / f"demo-{provider}"
+            shutil.copytree(demo, other)
+            config = other / ".oryxos" / "config.toml"
+            text = re.sub(r"\n\[embedding\]\nprovider = \"\w+\"\n", "\n", config.read_text())
+            if provider != "none":
+                text += f'\n[embedding]\nprovider = "{provider}"\n'
+            config.write_text(text)
+            at = ["--root", str(other), "--agent", "ops-bot"]
+            subprocess.run([oryxtui, "memory", "index", *at], capture_output=True, check=False)
+            commands[f"memory_recall_meaning_{provider}"] = [
+                oryxtui,
+                "memory",
+                "recall",
+                *at,
+                MEANING,
+            ]
         for size in episodes:
             root = Path(folder) / f"turns-{size}"
             subprocess.run(
@@ -90,6 +112,9 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
                 samples[name].append(_run(command))
     report: dict[str, object] = {name: summarize(times) for name, times in samples.items()}
     baseline = report["baseline_pydantic_model"]["median_ms"]  # type: ignore[index]
+    save = report["memory_save"]["median_ms"]  # type: ignore[index]
+    for name in [n for n in samples if n.startswith("memory_recall")]:
+        report[f"{name}_vs_memory_save"] = round(report[name]["median_ms"] / save, 2)  # type: ignore[index]
     for name in ("memory_save", "memory_recall"):
         report[f"{name}_vs_pydantic_model"] = round(report[name]["median_ms"] / baseline, 2)  # type: ignore[index]
     save = report["memory_save"]["median_ms"]  # type: ignore[index]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
+from datetime import datetime
 
 import numpy as np
 
-from oryxtui.memory.format import RecallIndex
+from oryxtui.memory.format import TIME_FORMAT, RecallIndex
 from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.vectors import VectorMatrix, entry_hash
 from oryxtui.memory.snapshot import Corpus
@@ -107,3 +108,13 @@ def time_of(corpus: Corpus, position: int) -> str:
         return time_text if len(time_text) != 16 else time_text + ":00"
     match = _TIME.match(corpus.texts[position])
     return match[1] + (match[2] or ":00") if match else ""
+
+
+def epoch_ms(time_text: str) -> int | None:
+    """An entry's local time as epoch milliseconds (upstream's Instant in SQLite)."""
+    if not time_text:
+        return None
+    try:
+        return int(datetime.strptime(time_text, TIME_FORMAT).timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
+        return None
