@@ -18,6 +18,7 @@ from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.format import parse_scope
 from oryxtui.memory.history import Actor, acting_agent, current_actor
+from oryxtui.memory.recall.results import NOTHING_FOUND
 from oryxtui.notices import collecting
 
 
@@ -118,6 +119,8 @@ class RecallMemory(Tool):
             "order": "oldest first" if found.mode == "keyword" else "best first",
             "entries": [clipped(entry.line, limit) for entry in found.entries],
         }
+        if not found.hits:
+            result["note"] = NOTHING_FOUND
         if found.notice:  # upstream's line: ranked by keywords and time, meaning unavailable
             result["notice"] = found.notice
         return result

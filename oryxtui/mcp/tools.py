@@ -19,6 +19,7 @@ from oryxtui.agent.tools import (
 from oryxtui.api.keys import OPEN, Caller, Scope
 from oryxtui.errors import UsageError
 from oryxtui.memory import MemoryService, current_agent
+from oryxtui.memory.recall.results import NOTHING_FOUND
 
 # Who is calling (a key over HTTP; the person who launched a stdio server: OPEN).
 current_caller: ContextVar[Caller] = ContextVar("oryxtui_mcp_caller", default=OPEN)
@@ -113,6 +114,8 @@ class McpRecall(Needs, Tool):
             + ("oldest first" if found.mode == "keyword" else "best first"),
             "entries": [told(entry) for entry in [*core, *hits]],
         }
+        if not result["entries"]:
+            result["note"] = NOTHING_FOUND
         if found.notice:
             result["notice"] = found.notice
         return result

@@ -22,6 +22,7 @@ from oryxtui.config import Settings
 from oryxtui.mcp.server import MemoryServer, core_uri, memory_uri
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
+from oryxtui.memory.recall.results import NOTHING_FOUND
 from oryxtui.places import Here
 from oryxtui.workspace import Workspace
 from tests.backends import BACKENDS, backend_settings, on_database
@@ -318,3 +319,12 @@ async def test_a_subscriber_hears_another_process_on_every_backend(
         await until(lambda: memory_uri("ops") in told)
         block = (await client.read_resource(memory_uri("ops"))).contents[0]
         assert "from another process" in block.text  # type: ignore[union-attr]
+
+
+async def test_nothing_found_is_said_in_a_sentence(ops: Workspace) -> None:
+    async with connected(place_of(ops)) as client:
+        failed, found = await call(client, "recall_memory", {"query": "zzzz-no-such"})
+        assert not failed and found["count"] == 0 and found["entries"] == []
+        assert found["note"] == NOTHING_FOUND
+        failed, found = await call(client, "recall_memory", {"query": "note"})
+        assert not failed and found["count"] and "note" not in found  # hits: no such sentence

@@ -12,6 +12,7 @@ from oryxtui.agent.sessions import SessionStore, session_id_for
 from oryxtui.config import LlmSettings, MemorySettings, Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import CORE_HEADER
+from oryxtui.memory.recall.results import NOTHING_FOUND
 from oryxtui.workspace import Workspace
 from tests.llm_server import ScriptedLLM
 from tests.support import fixed_clock, make_agent
@@ -109,6 +110,18 @@ def test_save_then_recall_then_answer(agent_workspace: Workspace, stream: bool) 
         "tool",
         "assistant",
     ]
+
+
+def test_a_recall_that_finds_nothing_says_so(agent_workspace: Workspace) -> None:
+    script = [
+        {"tool_calls": [("recall_memory", {"keyword": "zzzz-no-such"})]},
+        {"text": "I have nothing on that."},
+    ]
+    with ScriptedLLM(script) as llm:
+        events = run(make_runner(agent_workspace, llm.base_url, False), "what is zzzz?")
+    (result,) = [e for e in events if e.kind == "tool_result"]
+    told = json.loads(result.text)
+    assert result.success and told["count"] == 0 and told["note"] == NOTHING_FOUND
 
 
 def test_answer_without_tools_takes_one_call(agent_workspace: Workspace) -> None:

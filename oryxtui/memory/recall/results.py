@@ -12,6 +12,12 @@ from oryxtui.memory.format import MemoryEntry
 # Upstream's MemoryRecallEngine.DEGRADE_NOTICE, word for word.
 DEGRADE_NOTICE = "（语义检索暂不可用，已按关键词与时间返回）"
 ROUTES = ("semantic", "keyword", "lexical", "recency")
+# What a recall tool answers beside no entries: the agent must not take silence for an error,
+# nor answer as if it knew.
+NOTHING_FOUND = (
+    "Nothing in this memory matches; it was never saved, or in other words: try other words "
+    "before answering as if it were known."
+)
 
 
 @dataclass(frozen=True)
