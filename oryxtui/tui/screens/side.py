@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 class Side:
     def __init__(self, screen: DashboardScreen) -> None:
         self.screen = screen
-        self.column = TabbedContent(id="side", initial="chat-tab")  # mounted by `ready`
+        # Chat is the first tab, so it is the one shown; no `initial`: an app that exits while
+        # the column is still mounting made Textual look for that tab after its tabs were gone
+        # (a ValueError seen once under load in CI).
+        self.column = TabbedContent(id="side")  # mounted by `ready`
         self.column.compose_add_child(TabPane("Chat", screen.chat_pane, id="chat-tab"))
         self.column.compose_add_child(TabPane("Prompt", screen.prompt_pane, id="prompt-tab"))
         self._mounting: AwaitMount | None = None
