@@ -15,6 +15,8 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
+from quality_layout import Facts
+
 PEOPLE = ["Hannah", "Marco", "Yusuf", "Elena", "Tom", "Priya", "小陈", "林老师"]
 FRIENDS = ["Ana", "Bilal", "Chloe", "Dev", "Farah", "Greta", "Ivo", "Jana"]
 CITIES = ["Lisbon", "Leeds", "Utrecht", "Lyon", "Graz", "Porto", "Aarhus", "Bologna"]
@@ -89,21 +91,17 @@ def build(seed: int = 41, days: int = 12, routine_per_day: int = 10) -> list[dic
         chinese = not person.isascii()
         friend, boss = rng.sample(FRIENDS, 2)
         fill = {"friend": friend, "boss": boss, "city": rng.choice(CITIES), "person": person}
-        placed: dict[int, list[str]] = {d: [] for d in range(1, days + 1)}
-        qa: list[dict[str, Any]] = []
-
-        def place(day: int, text: str, placed: dict[int, list[str]] = placed) -> tuple[int, int]:
-            placed[day].append(text)
-            return day, len(placed[day]) - 1
+        facts = Facts(days)
+        place = facts.place
 
         def ask(
             question: str,
             spots: list[tuple[int, int]],
             kind: str,
-            qa: list[dict[str, Any]] = qa,
-            fill: dict[str, str] = fill,
+            fill: Any = fill,
+            facts: Facts = facts,
         ) -> None:
-            qa.append({"question": question.format(**fill), "places": spots, "kind": kind})
+            facts.ask(question.format(**fill), spots, kind)
 
         if chinese:
             for entry, question in CHINESE:
@@ -140,21 +138,7 @@ def build(seed: int = 41, days: int = 12, routine_per_day: int = 10) -> list[dic
                          "item": rng.choice(ITEMS)}  # fmt: skip
                 text = rng.choice(CHINESE_ROUTINE if chinese else ROUTINE).format(**value)
                 entries.append(text[0].upper() + text[1:])
-            marks = {}
-            for index, fact in enumerate(placed[day]):
-                entries.insert(rng.randint(0, len(entries)), f"§{index}§{fact}")
-            turns = []
-            for position, text in enumerate(entries, 1):
-                dia_id = f"D{day}:{position}"
-                if text.startswith("§"):
-                    marker, _, text = text[1:].partition("§")
-                    marks[int(marker)] = dia_id
-                turns.append({"speaker": "assistant", "dia_id": dia_id, "text": text})
-            conversation[f"session_{day}"] = turns
-            for index, dia_id in marks.items():
-                placed[day][index] = dia_id
-        for item in qa:
-            item["evidence"] = [placed[day][index] for day, index in item.pop("places")]
-            item["answer"] = ""
+            conversation[f"session_{day}"] = facts.day(rng, entries, "assistant", day)
+        qa = facts.questions()
         samples.append({"sample_id": f"assistant-{number}", "conversation": conversation, "qa": qa})
     return samples

@@ -12,6 +12,8 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
+from quality_layout import Facts
+
 AGENTS = [
     "ops-bot", "deploy-bot", "infra-bot", "sre-bot", "data-bot", "release-bot", "zh-bot", "cn-bot",
 ]  # fmt: skip
@@ -85,34 +87,30 @@ def build(seed: int = 23, days: int = 10, routine_per_day: int = 14) -> list[dic
             "team": rng.choice(TEAMS),
             "chan": f"team-{rng.choice(TEAMS).lower()}",
         }
-        placed: dict[int, list[str]] = {d: [] for d in range(1, days + 1)}
-        qa: list[dict[str, Any]] = []
-
-        def place(day: int, text: str, placed: dict[int, list[str]] = placed) -> tuple[int, int]:
-            placed[day].append(text)
-            return day, len(placed[day]) - 1
+        facts = Facts(days)
+        place, ask = facts.place, facts.ask
 
         if chinese:
             for note, question in CHINESE:
                 spot = place(rng.randint(1, days), note.format(**fill))
-                qa.append({"question": question.format(**fill), "places": [spot], "kind": "zh"})
+                ask(question.format(**fill), [spot], "zh")
         else:
             for note, question in SINGLE + PARAPHRASE:
                 spot = place(rng.randint(1, days), note.format(**fill))
                 kind = "paraphrase" if (note, question) in PARAPHRASE else "single"
-                qa.append({"question": question.format(**fill), "places": [spot], "kind": kind})
+                ask(question.format(**fill), [spot], kind)
             for note, question in CHANGING:
                 chosen = sorted(rng.sample(range(1, days + 1), 3))
                 spots = []
                 for day in chosen:
                     value = {**fill, "person": rng.choice(PEOPLE), "day": rng.choice(DAYS)}
                     spots.append(place(day, note.format(**value)))
-                qa.append({"question": question, "places": [spots[-1]], "kind": "latest"})
+                ask(question, [spots[-1]], "latest")
             for (first, second), question in MULTI:
                 one = rng.randint(1, days - 3)
                 later = rng.randint(one + 2, days)
                 spots = [place(one, first.format(**fill)), place(later, second.format(**fill))]
-                qa.append({"question": question.format(**fill), "places": spots, "kind": "multi"})
+                ask(question.format(**fill), spots, "multi")
         conversation: dict[str, Any] = {"speaker_a": agent, "speaker_b": "user"}
         start = datetime(2024, 5, 6, 8, 0) + timedelta(days=2 * number)
         for day in range(1, days + 1):
@@ -132,23 +130,7 @@ def build(seed: int = 23, days: int = 10, routine_per_day: int = 14) -> list[dic
                 }
                 template = rng.choice(CHINESE_ROUTINE if chinese else ROUTINE)
                 routine.append(template.format(**value))
-            notes = list(routine)
-            marks = {}
-            for index, fact in enumerate(placed[day]):
-                position = rng.randint(0, len(notes))
-                notes.insert(position, f"§{index}§{fact}")
-            turns = []
-            for position, text in enumerate(notes, 1):
-                dia_id = f"D{day}:{position}"
-                if text.startswith("§"):
-                    marker, _, text = text[1:].partition("§")
-                    marks[int(marker)] = dia_id
-                turns.append({"speaker": agent, "dia_id": dia_id, "text": text})
-            conversation[f"session_{day}"] = turns
-            for index, dia_id in marks.items():
-                placed[day][index] = dia_id  # where each fact landed
-        for item in qa:
-            item["evidence"] = [placed[day][index] for day, index in item.pop("places")]
-            item["answer"] = ""
+            conversation[f"session_{day}"] = facts.day(rng, routine, agent, day)
+        qa = facts.questions()
         samples.append({"sample_id": f"notes-{number}", "conversation": conversation, "qa": qa})
     return samples
