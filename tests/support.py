@@ -18,6 +18,12 @@ from oryxtui.workspace import Workspace
 FIXED_NOW = datetime(2026, 7, 22, 9, 30, 0)
 
 
+# Facts an agent keeps, for the embedders' meaning checks (each adds its own).
+FACTS = [
+    "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
+    "Ravi leads Team Falcon.",
+    "My grandmother bakes apple pie every Sunday.",
+]
 # An agent's everyday notes, among which a fact stands out (or not) to a model: from ten
 # entries on, an entry must stand out of the agent's others to be found by meaning.
 ROUTINE_NOTES = [

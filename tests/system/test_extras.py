@@ -22,9 +22,7 @@ from oryxtui.extras import install_command
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import init_workspace
 from tests.serve_process import free_port
-from tests.support import ROUTINE_NOTES
-
-DEPLOY = "Deploy window is Tuesdays and Thursdays 14:00-16:00."
+from tests.support import FACTS, ROUTINE_NOTES
 
 # Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
 # tests (they wait on pip more than they compete for the processor).
@@ -151,9 +149,8 @@ def test_each_extra_works_alone(
     meaning.config_path.write_text(f'[embedding]\nprovider = "{provider}"\n', encoding="utf-8")
     # Written at a fixed time: the time is part of the embedded line, and a model's similarity
     # moves with it. Twelve entries: from ten on, an answer must stand out of the others.
-    lines = [
-        f"- [2026-12-05 16:00:00] {text}" for text in [DEPLOY, *ROUTINE_NOTES, "Ravi leads Falcon."]
-    ]
+    texts = [FACTS[0], *ROUTINE_NOTES, "Ravi leads Falcon."]
+    lines = [f"- [2026-12-05 16:00:00] {text}" for text in texts]
     (meaning.root / "memory" / "MEMORY.md").write_text(
         f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n" + "\n".join(lines) + "\n", encoding="utf-8"
     )

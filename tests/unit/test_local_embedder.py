@@ -14,16 +14,11 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.recall import embedders
 from oryxtui.memory.recall.embedders import LocalEmbedder, create_embedder
 from oryxtui.workspace import Workspace
-from tests.support import ROUTINE_NOTES, run_offline
+from tests.support import FACTS, ROUTINE_NOTES, run_offline
 
 LOCAL = Settings.model_validate({"embedding": {"provider": "local"}})
 WORDS_OFF = {"lexical": 0, "keyword": 0}
-FACTS = [
-    "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
-    "Ravi leads Team Falcon.",
-    "My grandmother bakes apple pie every Sunday.",
-    "We rolled back release 4.2 after the checkout errors.",
-]
+NOTES = [*FACTS, "We rolled back release 4.2 after the checkout errors."]
 
 
 def test_vectors_mean_something_and_are_unit_length() -> None:
@@ -90,13 +85,13 @@ def test_a_whole_agent_is_indexed_and_found_by_meaning(workspace: Workspace) -> 
         {"embedding": {"provider": "local"}, "memory": {"recall": {"weight": WORDS_OFF}}}
     )
     service = MemoryService.open(workspace, meaning_only, lambda: datetime(2026, 12, 5, 16, 0))
-    for text in [*FACTS, *ROUTINE_NOTES]:
+    for text in [*NOTES, *ROUTINE_NOTES]:
         service.save("ops", text, "archival")
     status = service.sync_index("ops")
     assert status is not None and status.pending == 0 and status.indexed == 12
     found = service.recall("ops", "which weekdays can we deploy?")
     assert found.semantic == "used"
-    assert [e.content for e in found.entries] == [FACTS[0]]
+    assert [e.content for e in found.entries] == [NOTES[0]]
     for unknown in ("what is my aunt's favourite film?", "zzzz-no-such", "failover drill"):
         assert service.recall("ops", unknown).entries == [], unknown
 

@@ -18,15 +18,10 @@ from oryxtui.memory.recall.embedders import create_embedder
 from oryxtui.memory.recall.minilm import MiniLmEmbedder
 from oryxtui.memory.recall.relevance import mostly_cjk, similarity_floor
 from oryxtui.workspace import Workspace
-from tests.support import ROUTINE_NOTES, run_offline
+from tests.support import FACTS, ROUTINE_NOTES, run_offline
 
 ONNX = Settings.model_validate({"embedding": {"provider": "onnx"}})
-NOTES = [
-    "Deploy window is Tuesdays and Thursdays 14:00-16:00.",
-    "Ravi leads Team Falcon.",
-    "My grandmother bakes apple pie every Sunday.",
-    "我上周去了杭州的西湖，风景特别美。",
-]
+NOTES = [*FACTS, "我上周去了杭州的西湖，风景特别美。"]
 
 
 def test_vectors_mean_something_and_are_unit_length() -> None:
