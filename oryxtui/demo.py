@@ -101,14 +101,7 @@ mode = "hybrid"
 # `onnx` extra's sentence model where it is installed (it finds paraphrases the `local` one's
 # averaged word vectors miss; see the Recall page), else the `local` extra's; the dashboard
 # indexes as entries arrive.
-ONNX_EMBEDDING = """
-[embedding]
-provider = "onnx"
-"""
-LOCAL_EMBEDDING = """
-[embedding]
-provider = "local"
-"""
+IN_WHEELS = ("onnx", "local")
 
 # Without either: the line that turns one on, or any OpenAI-compatible /embeddings endpoint.
 OTHER_EMBEDDING = """
@@ -279,13 +272,8 @@ def _fill(workspace: Workspace, now: datetime) -> None:
     rng = random.Random(7)
     (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
     (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
-    meaning = (
-        ONNX_EMBEDDING
-        if not missing("onnx")
-        else LOCAL_EMBEDDING
-        if not missing("local")
-        else OTHER_EMBEDDING
-    )
+    installed = [provider for provider in IN_WHEELS if not missing(provider)]
+    meaning = f'\n[embedding]\nprovider = "{installed[0]}"\n' if installed else OTHER_EMBEDDING
     workspace.config_path.write_text(CONFIG_TOML + meaning, encoding="utf-8")
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name
