@@ -68,8 +68,7 @@ class MiniLmEmbedder:
     def embed(self, texts: Sequence[str], kind: str = "passage") -> list[Vector]:
         tokenizer = self._tokenizer()
         few = len(texts) <= QUICK_TEXTS and not self._optimized.loaded
-        session = (self._quick if few else self._optimized)()
-        names = {value.name for value in session.get_inputs()}
+        session, names = (self._quick if few else self._optimized)()
         # Batched by length in tokens (shortest first): a batch is padded to its longest text,
         # and one long entry among short ones costs them all.
         tokens = [encoding.ids for encoding in tokenizer.encode_batch(list(texts))]
@@ -99,9 +98,9 @@ class MiniLmEmbedder:
         return usable(vectors, 'The embedding provider "onnx"')
 
 
-def _session(optimized: bool) -> Any:
-    """The ONNX Runtime session of the model; EmbedderError when its file is missing or
-    damaged."""
+def _session(optimized: bool) -> tuple[Any, frozenset[str]]:
+    """The ONNX Runtime session of the model and its input names; EmbedderError when its file
+    is missing or damaged."""
     import onnxruntime
 
     model = package_file(MODEL_PACKAGE, MODEL_FILE)
@@ -111,7 +110,10 @@ def _session(optimized: bool) -> Any:
         options.log_severity_level = 3  # its warnings would draw over the dashboard
         if not optimized:
             options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        return onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"]
+        )
+        return session, frozenset(value.name for value in session.get_inputs())
     except Exception as exc:  # missing, cut or foreign: ONNX Runtime raises its own errors
         raise _unreadable(exc) from None
 
