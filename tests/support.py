@@ -97,10 +97,20 @@ def oryxtui_process(
     )
 
 
-def run_offline(script: str, home: Path) -> subprocess.CompletedProcess[str]:
-    """`python -c script` with no network to reach (proxies pointing nowhere, the hub told to
-    stay offline) and an empty home and cache under `home`: what a model loads with nothing
-    to download."""
+def embed_offline(
+    home: Path, module: str, embedder: str, packages: set[str]
+) -> subprocess.CompletedProcess[str]:
+    """A fresh process that embeds one text with `module.embedder()` and prints the vector's
+    size, with no network to reach (proxies pointing nowhere, the hub told to stay offline) and
+    an empty home and cache under `home` — and fails if any of `packages` (the model's own,
+    whose code must never run) was imported."""
+    script = (
+        "import sys\n"
+        f"from {module} import {embedder}\n"
+        f"(v,) = {embedder}().embed(['offline'])\n"
+        f"assert not set({sorted(packages)!r}) & set(sys.modules), sorted(sys.modules)\n"
+        "print(len(v))\n"
+    )
     environ = os.environ | {
         "HF_HUB_OFFLINE": "1",
         "HOME": str(home),

@@ -14,7 +14,7 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.recall import embedders
 from oryxtui.memory.recall.embedders import LocalEmbedder, create_embedder
 from oryxtui.workspace import Workspace
-from tests.support import FACTS, ROUTINE_NOTES, run_offline
+from tests.support import FACTS, ROUTINE_NOTES, embed_offline
 
 LOCAL = Settings.model_validate({"embedding": {"provider": "local"}})
 WORDS_OFF = {"lexical": 0, "keyword": 0}
@@ -42,14 +42,9 @@ def test_vectors_mean_something_and_are_unit_length() -> None:
 def test_it_loads_offline_and_never_runs_the_packages_code(tmp_path) -> None:
     """No network (proxies pointing nowhere, the hub told to stay offline, an empty cache) and
     the package's own loader, which downloads and configures logging, never imported."""
-    script = (
-        "import sys\n"
-        "from oryxtui.memory.recall.embedders import LocalEmbedder\n"
-        "(v,) = LocalEmbedder().embed(['offline'])\n"
-        "assert 'wordllama' not in sys.modules, sorted(sys.modules)\n"
-        "print(len(v))\n"
+    done = embed_offline(
+        tmp_path, "oryxtui.memory.recall.embedders", "LocalEmbedder", {"wordllama"}
     )
-    done = run_offline(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "256"
     assert not list((tmp_path).rglob("*.json")), "nothing is cached or downloaded"

