@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -112,12 +113,7 @@ def test_bodies_that_never_come_and_idle_crowds_cannot_hold_the_server(tmp_path:
 
 
 def test_forged_announcements_are_only_hints(tmp_path: Path, database_url: str) -> None:
-    env = on_database(database_url)
-    workspace = init_workspace(tmp_path / "w")
-    make_agent(workspace, "ops")
-    spoof_url = _spoof_role(database_url)
-    with ServeProcess(workspace.root, env=env) as server, EventReader(server.url) as events:
-        assert events.next()[1]["kind"] == "hello"
+    with _watched_by_a_spoofer(tmp_path, database_url) as (server, events, spoof_url):
         stop = threading.Event()
 
         def flood() -> None:
@@ -152,12 +148,7 @@ def test_a_forged_announcement_of_an_agent_the_database_does_not_hold_tells_noth
     """Round 4, item 4: a notification is only a hint — 300 announcements of agents that do
     not exist (more than the hints a server follows one by one) make no event and write no
     row; what reaches the stream is what the database holds."""
-    env = on_database(database_url)
-    workspace = init_workspace(tmp_path / "w")
-    make_agent(workspace, "ops")
-    spoof_url = _spoof_role(database_url)
-    with ServeProcess(workspace.root, env=env) as server, EventReader(server.url) as events:
-        assert events.next()[1]["kind"] == "hello"
+    with _watched_by_a_spoofer(tmp_path, database_url) as (server, events, spoof_url):
         with psycopg.connect(spoof_url, autocommit=True) as spoof:
             for n in range(300):
                 for kind in ("memory", "index", "session"):
@@ -177,6 +168,21 @@ def test_a_forged_announcement_of_an_agent_the_database_does_not_hold_tells_noth
             "SELECT count(*) FROM oryxtui_memory_history WHERE agent_name LIKE 'ghost-%'"
         ).fetchone()
     assert ghosts == (0,)  # a look at an agent that has nothing never starts its history
+
+
+@contextlib.contextmanager
+def _watched_by_a_spoofer(
+    tmp_path: Path, database_url: str
+) -> Iterator[tuple[ServeProcess, EventReader, str]]:
+    """A server on the database with agent ops, a reader of its event stream (past its
+    hello), and the url of a role that may only connect and notify."""
+    workspace = init_workspace(tmp_path / "w")
+    make_agent(workspace, "ops")
+    spoof_url = _spoof_role(database_url)
+    env = on_database(database_url)
+    with ServeProcess(workspace.root, env=env) as server, EventReader(server.url) as events:
+        assert events.next()[1]["kind"] == "hello"
+        yield server, events, spoof_url
 
 
 def _spoof_role(database_url: str) -> str:
