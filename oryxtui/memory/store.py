@@ -15,7 +15,7 @@ from oryxtui.memory.snapshot import Corpus, MemoryRead
 
 if TYPE_CHECKING:
     from oryxtui.memory.events import Event
-    from oryxtui.memory.history import Actor, Lines, Log, Record
+    from oryxtui.memory.history import Actor, Key, Lines, Log, Record
 
 
 def no_entry(entry_id: str) -> StaleEntry:
@@ -54,9 +54,10 @@ class LongTermMemoryStore(Protocol):
         scope: Scope,
         by: Actor = ...,
         op: str = "save",
+        may_update: Sequence[Key] = (),
     ) -> MemoryEntry:
         """Store one sanitised entry stamped `time`, saved by `by` (recorded as `op`: a save,
-        or a digest oryxtui wrote)."""
+        or a digest oryxtui wrote, with the entries it probably replaces)."""
         ...
 
     def read(
@@ -173,12 +174,19 @@ class Editable(Protocol):
     """A store whose entries can be changed one at a time (files and tables)."""
 
     def replace(
-        self, agent: str | None, entry_id: str, change: Change, op: str, by: Actor = ...
+        self,
+        agent: str | None,
+        entry_id: str,
+        change: Change,
+        op: str,
+        by: Actor = ...,
+        successor: Key | None = None,
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
         """Under the store's lock: find the entry `entry_id` (StaleEntry if it is not there),
-        put `change(entry)` in its place (None: remove it; another scope: move it to the end
-        of that section), keep everything else as it is, and record it in the history as `op`
-        by `by`; returns (the entry as it was, the entry now)."""
+        put `change(entry)` in its place (None: remove it; another scope, or op "replace":
+        at the end of that section), keep everything else as it is, and record it in the
+        history as `op` by `by` (with the `successor` that took its place, if another entry
+        did); returns (the entry as it was, the entry now)."""
         ...
 
     def remove_duplicates(self, agent: str | None, by: Actor = ...) -> list[MemoryEntry]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from oryxtui.memory.format import (
     entry_from_line,
     entry_line,
 )
-from oryxtui.memory.history import CLI, Actor
+from oryxtui.memory.history import CLI, Actor, Key
 from oryxtui.memory.snapshot import MemoryRead, Section
 from oryxtui.memory.store import Watch
 
@@ -120,6 +121,7 @@ class Mem0MemoryStore:
         scope: Scope,
         by: Actor = CLI,
         op: str = "save",
+        may_update: Sequence[Key] = (),
     ) -> MemoryEntry:
         """Stored by the server, which keeps no history oryxtui can read (`by` is not kept)."""
         self._request(

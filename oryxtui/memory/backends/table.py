@@ -4,6 +4,7 @@ locked and where its history goes is each backend's own (`_write`, `_query`, `_s
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
@@ -27,7 +28,16 @@ from oryxtui.memory.format import (
     entry_line,
     normalised,
 )
-from oryxtui.memory.history import CLI, Actor, Lines, Record, Signature, change, replacement
+from oryxtui.memory.history import (
+    CLI,
+    Actor,
+    Key,
+    Lines,
+    Record,
+    Signature,
+    change,
+    replacement,
+)
 from oryxtui.memory.snapshot import Corpus, MemoryRead, Section
 from oryxtui.memory.store import Change, no_entry
 from oryxtui.workspace import GLOBAL_AGENT
@@ -199,13 +209,15 @@ class TableStore:
         scope: Scope,
         by: Actor = CLI,
         op: str = "save",
+        may_update: Sequence[Key] = (),
     ) -> MemoryEntry:
         entry = entry_from_line(entry_line(time, content), scope)
 
         def body(connection: Connection) -> tuple[MemoryEntry, Record]:
             name = agent or GLOBAL_AGENT
             self._insert(connection, [(name, SCOPES[scope], content, self._stamp(time))])
-            return entry, change(op, by, after=[entry])
+            made = change(op, by, after=[entry])
+            return entry, dataclasses.replace(made, may_update=tuple(may_update))
 
         return self._write(agent, body)
 
@@ -247,10 +259,17 @@ class TableStore:
         return self._write(agent, body)
 
     def replace(
-        self, agent: str | None, entry_id_: str, change_: Change, op: str, by: Actor = CLI
+        self,
+        agent: str | None,
+        entry_id_: str,
+        change_: Change,
+        op: str,
+        by: Actor = CLI,
+        successor: Key | None = None,
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
         """The row whose entry has this id, changed in place (its `created_at` kept); a move
-        is the row inserted again at the end of its new scope, as a file's is."""
+        is the row inserted again at the end of its new scope, as a file's is, and a
+        replacement a new row with its own time."""
 
         def body(
             connection: Connection,
@@ -259,7 +278,15 @@ class TableStore:
                 if old.id != entry_id_:
                     continue
                 new = change_(old)
-                if new is None or new.scope is not old.scope:
+                if new is not None and op == "replace":
+                    self._run(
+                        connection,
+                        "INSERT INTO memory_entries (agent_name, scope, content, created_at)"
+                        " SELECT agent_name, ?, ?, ? FROM memory_entries WHERE id = ?",
+                        (SCOPES[new.scope], new.content, self._stamp(new.time or ""), row_id),
+                    )
+                    self._run(connection, "DELETE FROM memory_entries WHERE id = ?", (row_id,))
+                elif new is None or new.scope is not old.scope:
                     if new is not None:
                         self._run(
                             connection,
@@ -276,6 +303,8 @@ class TableStore:
                         (new.content, row_id),
                     )
                 made = replacement(op, by, old, new) if new != old else None
+                if made is not None and successor is not None:
+                    made = dataclasses.replace(made, successor=successor)
                 return (old, new), made
             raise no_entry(entry_id_)
 

@@ -36,11 +36,15 @@ OPS = (
     # the edit, move or delete it `proposes` (before: the entry as it was, after: as it would be)
     "discard",  # a held change rejected (before: the line, never in the memory)
     "reject",  # an entry rejected in review: removed, as a delete
+    "replace",  # one entry takes another's place: the old leaves (before), its successor is
+    # written (after), or is there already (`successor`)
+    "dismiss",  # a suggestion that a save replaces an entry, dismissed (before: the entry,
+    # successor: the save); changes no line
 )
 # Ops that mark lines without changing the memory.
-MARKS = ("review", "hold", "discard", "accept")
+MARKS = ("review", "hold", "discard", "accept", "dismiss")
 # What a held change may propose besides a save: each applied, once approved, as that op.
-PROPOSALS = ("edit", "move", "delete")
+PROPOSALS = ("edit", "move", "delete", "replace")
 ACTORS = ("dashboard", "cli", "api", "agent", "mcp", "outside")
 OP_LABELS = {
     "save": "saved",
@@ -57,6 +61,8 @@ OP_LABELS = {
     "hold": "held for review",
     "discard": "rejected before it was written",
     "reject": "rejected",
+    "replace": "replaced",
+    "dismiss": "kept beside a newer entry",
 }
 
 
@@ -144,6 +150,15 @@ class Record:
     via: str | None = None  # an agent's change: the key that drove its turn over the API
     proposes: str | None = None  # a hold: the change it holds (None: a save)
     settles: tuple[int, ...] = ()  # a review or discard: the holds it approves or rejects
+    successor: Key | None = None  # a replace or dismiss: the entry taking `before`'s place
+    may_update: tuple[Key, ...] = ()  # a save: the entries it probably replaces (suggested)
+
+    @property
+    def succeeded_by(self) -> Key | None:
+        """A replacement's new entry: the one it wrote, or the one already there."""
+        if self.op != "replace":
+            return None
+        return self.successor or (self.after[0] if self.after else None)
 
     @property
     def shown(self) -> bool:
@@ -188,6 +203,10 @@ class Record:
             fields["proposes"] = self.proposes
         if self.settles:
             fields["settles"] = list(self.settles)
+        if self.successor is not None:
+            fields["successor"] = _stored_key(self.successor)
+        if self.may_update:
+            fields["may_update"] = [_stored_key(key) for key in self.may_update]
         return fields
 
     def to_json(self, agent: str | None) -> dict[str, object]:
@@ -271,12 +290,7 @@ def parsed(raw: str, last: int) -> Record | None:
         if not isinstance(stored, dict):
             return None
         if "op" not in stored:
-            key = _key(stored)
-            if key is None:
-                return None
-            if stored.get("forgotten") is True:
-                return Record(last + 1, "accept", "oryxtui", before=(key,))
-            return Record(last + 1, "save", "oryxtui", after=(key,))
+            return _journal(stored, last)
         op = stored["op"]
         if op not in (*OPS, "baseline", "seen", "untracked"):
             return None
@@ -295,6 +309,7 @@ def parsed(raw: str, last: int) -> Record | None:
         signature = stored.get("signature")
         time, session, actor = stored.get("time"), stored.get("session"), stored.get("actor")
         via = stored.get("via")
+        successor, may_update = _validity(stored)
         return Record(
             n,
             op,
@@ -316,9 +331,32 @@ def parsed(raw: str, last: int) -> Record | None:
             via=via if isinstance(via, str) and ACTOR_NAME.fullmatch(via) else None,
             proposes=proposes,
             settles=tuple(_number(v, 1, MAX_NUMBER) for v in _items(stored.get("settles"))),
+            successor=successor,
+            may_update=may_update,
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def _journal(stored: dict[str, object], last: int) -> Record | None:
+    """A journal's record: a save, or (`forgotten`) an accepted removal."""
+    key = _key(stored)
+    if key is None:
+        return None
+    if stored.get("forgotten") is True:
+        return Record(last + 1, "accept", "oryxtui", before=(key,))
+    return Record(last + 1, "save", "oryxtui", after=(key,))
+
+
+def _validity(stored: dict[str, object]) -> tuple[Key | None, tuple[Key, ...]]:
+    """A replacement's successor and a save's suggestions, as written (ValueError: forged)."""
+    successor = None if stored.get("successor") is None else _key(stored["successor"])
+    if stored.get("successor") is not None and successor is None:
+        raise ValueError("not an entry")
+    may_update = [_key(item) for item in _items(stored.get("may_update"))]
+    if any(key is None for key in may_update):
+        raise ValueError("not an entry")
+    return successor, tuple(key for key in may_update if key is not None)
 
 
 def _a_proposal(

@@ -43,7 +43,7 @@ class Replay:
                 self.digests = dict.fromkeys(record.digests)
             self._bound()
             return
-        if op == "seen" or op in ("review", "hold", "discard"):
+        if op == "seen" or op in ("review", "hold", "discard", "dismiss"):
             return  # marks on lines: the memory is as it was
         if op == "accept":  # the removal was meant: nothing changes but what is lost
             for key in record.before:

@@ -32,9 +32,13 @@ class Hit:
     score: float | None = None  # the fused score (None: upstream's keyword recall)
     routes: Mapping[str, RouteRank] = field(default_factory=dict)
     agent: str | None = None  # whose memory it is in (said by a recall across agents)
+    # A version no longer true (recall of the past): when it stopped being, what replaced it
+    replaced: Mapping[str, object] | None = None
 
     def to_json(self, explain: bool = False) -> dict[str, object]:
         data: dict[str, object] = dict(self.entry.to_json())
+        if self.replaced is not None:
+            data["replaced"] = dict(self.replaced)
         if explain:
             data["score"] = self.score
             data["routes"] = {
@@ -42,6 +46,16 @@ class Hit:
                 for name, route in self.routes.items()
             }
         return data
+
+    @property
+    def newer(self) -> str | None:
+        """A sentence for a version no longer true: since when, and what is true now."""
+        if self.replaced is None:
+            return None
+        current = self.replaced.get("current")
+        text = current.get("content") if isinstance(current, dict) else None
+        until = str(self.replaced.get("until") or "").replace("T", " ")
+        return f"replaced{' on ' + until if until else ''}; now: {text}"
 
     def explanation(self) -> str:
         """One line: the fused score and each route's rank (and own score)."""

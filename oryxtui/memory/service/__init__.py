@@ -1,7 +1,8 @@
 """MemoryService: the facade the CLI, the dashboard, the tools and the API all call.
 
 Its parts: `base` (the store, the settings, the memory block), `recalling`, `steering` (edit,
-move, delete, restore), `chronicle` (history, bring back, import) and `reviewing` (what
+move, delete, restore), `currency` (facts that change: replace, what a save probably replaces,
+the memory as of a time), `chronicle` (history, bring back, import) and `reviewing` (what
 agents wrote that awaits a person's approval)."""
 
 from oryxtui.memory.service.base import (
@@ -11,14 +12,23 @@ from oryxtui.memory.service.base import (
     current_agent,
 )
 from oryxtui.memory.service.chronicle import Chronicle
+from oryxtui.memory.service.currency import REPLACE_HINT, Currency, Saved, Version
 from oryxtui.memory.service.recalling import Recalling
 from oryxtui.memory.service.reviewing import Reviewing
-from oryxtui.memory.service.steering import Steering
 
 
-class MemoryService(Recalling, Steering, Chronicle, Reviewing):
+class MemoryService(Currency, Recalling, Chronicle, Reviewing):
     """Save, load, recall and list an agent's long-term memory, whatever the backend. The store
     keeps the entries; the service decides what the memory block holds (the window)."""
 
 
-__all__ = ["FROM_CONTEXT", "AgentArg", "MemoryService", "RecallSetup", "current_agent"]
+__all__ = [
+    "FROM_CONTEXT",
+    "REPLACE_HINT",
+    "AgentArg",
+    "MemoryService",
+    "RecallSetup",
+    "Saved",
+    "Version",
+    "current_agent",
+]

@@ -4,6 +4,7 @@ is for, the memory block (the window) and the snapshot."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable, Sequence
 from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ from oryxtui.memory.store import (
     Shared,
     Watch,
 )
+from oryxtui.memory.updates import Subjects
 from oryxtui.memory.window import InjectedWindow, injected_window, render_context
 from oryxtui.workspace import AgentName, Workspace, is_valid_agent_name
 
@@ -108,6 +110,9 @@ class ServiceBase:
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
         self._engine_lock = threading.Lock()
+        # The subjects of each memory's entries, for the check of what a save replaces
+        self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}
+        self._subjects_lock = threading.Lock()
         self.clock = clock
         self.max_entry_chars = max_entry_chars
         self.archival_max_chars = archival_max_chars
@@ -245,20 +250,24 @@ class ServiceBase:
         content: str,
         scope: str | Scope | None = Scope.ARCHIVAL,
         op: str = "save",
+        may_update: Sequence[MemoryEntry] = (),
     ) -> MemoryEntry:
-        """One new entry, stamped now (`op` "digest" for a digest oryxtui wrote)."""
+        """One new entry, stamped now (`op` "digest" for a digest oryxtui wrote), with the
+        entries it probably replaces (`may_update`, recorded for review)."""
         parsed_scope = parse_scope(scope)
         clean = self.admission.text(content)
         stamp = self.clock().strftime(TIME_FORMAT)
         name = self.resolve_agent(agent)
         by = self.by
         store = self.store
+        suggested = tuple((entry.scope, entry.line) for entry in may_update)
         if self.holds_change(by, name):
             # Strict review: the entry waits outside the memory until a person approves it.
             held = entry_from_line(entry_line(stamp, clean), parsed_scope)
-            self._held_store().note(name, change("hold", by, after=[held]))
+            hold = replace(change("hold", by, after=[held]), may_update=suggested)
+            self._held_store().note(name, hold)
             return held
-        return store.append(name, stamp, clean, parsed_scope, by, op)
+        return store.append(name, stamp, clean, parsed_scope, by, op, suggested)
 
     def _recorded(self, so: str = " oryxtui can read; its server has its own") -> Recorded:
         """The store, when it keeps a history; mem0 does not (one sentence, `so` its end)."""

@@ -4,6 +4,7 @@ oryxtui wrote, and anything removed can be brought back)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
@@ -28,6 +29,7 @@ from oryxtui.memory.history import (
     CLI,
     Actor,
     History,
+    Key,
     Lines,
     Log,
     Record,
@@ -95,28 +97,37 @@ class MarkdownMemoryStore:
         scope: Scope,
         by: Actor = CLI,
         op: str = "save",
+        may_update: Sequence[Key] = (),
     ) -> MemoryEntry:
         path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
         entry = entry_from_line(entry_line(time, content), scope)
+        made = dataclasses.replace(change(op, by, after=[entry]), may_update=tuple(may_update))
         with self.writer.locked(path):
             written = self.writer.append(path, [entry])
             # Recorded only once it has landed: a refused save leaves no trace to "restore".
             # Still under the lock, so no outside edit can drop it before it is recorded.
-            self._landed(path, change(op, by, after=[entry]), written)
+            self._landed(path, made, written)
         return entry
 
     # Editable ---------------------------------------------------------------------------------
 
     def replace(
-        self, agent: str | None, entry_id: str, change_: Change, op: str, by: Actor = CLI
+        self,
+        agent: str | None,
+        entry_id: str,
+        change_: Change,
+        op: str,
+        by: Actor = CLI,
+        successor: Key | None = None,
     ) -> tuple[MemoryEntry, MemoryEntry | None]:
         path = self.workspace.memory_file(agent)  # `locked` refuses links and outside paths
         with self.writer.locked(path):
             (old, new), written = self.writer.rewrite(
-                path, lambda text: replaced(parse(text), entry_id, change_)
+                path, lambda text: replaced(parse(text), entry_id, change_, op == "replace")
             )
             if new != old:
-                self._landed(path, replacement(op, by, old, new), written)
+                made = replacement(op, by, old, new)
+                self._landed(path, dataclasses.replace(made, successor=successor), written)
         return old, new
 
     def remove_duplicates(self, agent: str | None, by: Actor = CLI) -> list[MemoryEntry]:
@@ -312,9 +323,10 @@ def _lines_of(document: MemoryDocument) -> Lines:
 
 
 def replaced(
-    document: MemoryDocument, wanted: str, change: Change
+    document: MemoryDocument, wanted: str, change: Change, newest: bool = False
 ) -> tuple[str, tuple[MemoryEntry, MemoryEntry | None]]:
-    """The parsed text with the entry `wanted` changed, every other byte as it was."""
+    """The parsed text with the entry `wanted` changed, every other byte as it was; `newest`:
+    the changed entry goes to the end of its section (a replacement, with its own time)."""
     for scope, spans, seen in (
         (Scope.CORE, document.core_spans, document.core_lines),
         (Scope.ARCHIVAL, document.archival_spans, document.archival_lines),
@@ -326,12 +338,12 @@ def replaced(
             old = entry_from_line(line, scope)
             new = change(old)
             lines = list(document.lines)
-            if new is not None and new.scope is scope:
+            if new is not None and new.scope is scope and not newest:
                 lines[row] = new.line + ("\r" if lines[row].endswith("\r") else "")
                 return "\n".join(lines), (old, new)
             del lines[row]
             result = "\n".join(lines)
-            if new is not None:  # moved: the newest of the other section
+            if new is not None:  # moved or replaced: the newest of its section
                 result = sections.with_entry(result, new.line, new.scope)
             return result, (old, new)
     raise no_entry(wanted)

@@ -1,0 +1,302 @@
+"""Facts that change: saving with the check of what the entry probably replaces, replacing one
+entry by another (the old leaves the memory and lives on in the history, with the time it
+stopped being true and its successor), the suggestions nobody acted on, and the memory — and
+recall — as they stood at any moment."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from oryxtui.errors import UsageError
+from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, entry_from_line, entry_line
+from oryxtui.memory.history import Key, change, cleaned
+from oryxtui.memory.history.validity import (
+    Retired,
+    at_time,
+    current_of,
+    open_suggestions,
+    retired,
+)
+from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
+from oryxtui.memory.service.steering import Steering
+from oryxtui.memory.snapshot import Corpus, MemorySnapshot
+from oryxtui.memory.store import Rankable, no_entry
+from oryxtui.memory.updates import Subjects, Update
+from oryxtui.memory.window import render_context
+from oryxtui.phrases import agent_label
+
+if TYPE_CHECKING:
+    from oryxtui.memory.recall.results import Recall
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A save's answer: the entry (written, or held for review) and the entries it probably
+    replaces, for the writer to replace or a person to review."""
+
+    entry: MemoryEntry
+    may_update: tuple[Update, ...] = ()
+
+    def may_update_json(self) -> list[dict[str, object]]:
+        return [update.to_json() for update in self.may_update]
+
+
+# What a writer is told beside a suggestion (the agent's tool, MCP, the CLI's --json).
+REPLACE_HINT = (
+    "This entry may replace an older one (may_update): if the older is no longer true, "
+    "replace it (update_memory / replace_memory with its id and the current text) rather "
+    "than keeping both."
+)
+
+
+@dataclass(frozen=True)
+class Version:
+    """A version that is no longer true: the entry, when it stopped being, and what took its
+    place (the current end of its chain)."""
+
+    entry: MemoryEntry
+    until: str | None
+    successor: MemoryEntry
+    current: MemoryEntry
+    change: int
+    actor: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            **self.entry.to_json(),
+            "scope": self.entry.scope.value,
+            "until": self.until,
+            "replaced_by": self.successor.to_json(),
+            "current": self.current.to_json(),
+            "change": self.change,
+            "by": self.actor,
+        }
+
+
+def _entry(key: Key) -> MemoryEntry:
+    return entry_from_line(key[1], key[0])
+
+
+class _Frozen:
+    """A memory as it stood (or with its replaced versions): something recall can rank."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+
+    def corpus_version(self, agent: str | None) -> Hashable:
+        return id(self._corpus)
+
+    def corpus(self, agent: str | None) -> Corpus:
+        return self._corpus
+
+
+class Currency(Steering):
+    """What is true now, and what was."""
+
+    def save_checked(
+        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
+    ) -> Saved:
+        """One new entry (see `save`), with the entries it probably replaces: found before it
+        is written, recorded with it (the review inbox shows them), never acted on."""
+        name = self.resolve_agent(agent)
+        updates = self.may_update(name, content)
+        entry = self.save(name, content, scope, may_update=[u.entry for u in updates])
+        self._saw_saved(name, entry)
+        return Saved(entry, tuple(updates))
+
+    def may_update(self, agent: AgentArg, content: str) -> list[Update]:
+        """The archival entries `content` probably replaces (none where the store cannot tell:
+        a server that ranks, mem0)."""
+        store = self.store
+        if not isinstance(store, Rankable):
+            return []
+        name = self.resolve_agent(agent)
+        text = self.admission.text(content)
+        version = store.corpus_version(name)
+        cache = self._subjects
+        with self._subjects_lock:
+            known = cache.get(name)
+        if known is None or known[0] != version:
+            subjects = Subjects(store.corpus(name).entries)
+            with self._subjects_lock:
+                cache[name] = (version, subjects)
+        else:
+            subjects = known[1]
+        return subjects.updated_by(text)
+
+    def _saw_saved(self, name: str | None, entry: MemoryEntry) -> None:
+        """The index of subjects follows a save made here, rather than being made again."""
+        store = self.store
+        cache = self._subjects
+        if not isinstance(store, Rankable) or name not in cache or entry.scope is Scope.CORE:
+            return
+        if self.holds_change(self.by, name):
+            return  # held: not in the memory
+        with self._subjects_lock:
+            subjects = cache[name][1]
+            subjects.add(entry)
+            cache[name] = (store.corpus_version(name), subjects)
+
+    # Replacing ---------------------------------------------------------------------------------
+
+    def replace(
+        self, agent: AgentArg, entry_id: str, content: str
+    ) -> tuple[MemoryEntry, MemoryEntry]:
+        """Entry `entry_id` replaced by a new entry of `content`, stamped now, at the end of its
+        section; the old leaves the memory and stays in the history (bring-back restores it).
+        A writer whose changes are reviewed proposes it. Returns (the old, the new)."""
+        clean = self.admission.text(content)
+        stamp = self.clock().strftime(TIME_FORMAT)
+
+        def replaced(old: MemoryEntry) -> MemoryEntry:
+            if clean == old.content:
+                raise UsageError(
+                    "The new text is the entry's own; nothing was replaced — give the text "
+                    "that is true now."
+                )
+            return entry_from_line(entry_line(stamp, clean), old.scope)
+
+        old, new = self._replace(agent, entry_id.strip(), replaced, "replace")
+        assert new is not None
+        return old, new
+
+    def supersede(self, agent: AgentArg, old_id: str, new_id: str) -> MemoryEntry:
+        """Entry `old_id` retired in favour of `new_id`, already in the memory (a suggestion
+        acted on): the old leaves, recorded as replaced by the new. Returns the old."""
+        name = self.resolve_agent(agent)
+        if old_id.strip() == new_id.strip():
+            raise UsageError("An entry cannot replace itself; nothing was changed.")
+        if self.holds_change(self.by, name):
+            raise UsageError(
+                "Replacing by an entry already there is a person's change; nothing was changed "
+                "— replace it with the current text instead."
+            )
+        snapshot = self.snapshot(name)
+        new = next(
+            (e for e in [*snapshot.core, *snapshot.archival] if e.id == new_id.strip()), None
+        )
+        if new is None:
+            raise no_entry(new_id.strip())
+        store = self._editable()
+        successor = (new.scope, new.line)
+        return store.replace(name, old_id.strip(), lambda old: None, "replace", self.by, successor)[
+            0
+        ]
+
+    def dismiss(self, agent: AgentArg, old_id: str, new_id: str) -> None:
+        """The suggestion that `new_id` replaces `old_id` dismissed: both stay, and it is not
+        suggested again."""
+        name = self.resolve_agent(agent)
+        for item in self.suggestions(name):
+            if item[0].id == old_id.strip() and item[1].id == new_id.strip():
+                dismissed = change("dismiss", self.by, before=[item[0]])
+                self._recorded().note(
+                    name, replace(dismissed, successor=(item[1].scope, item[1].line))
+                )
+                return
+        raise UsageError(
+            f"No open suggestion that {new_id} replaces {old_id} in {agent_label(name)}; "
+            "nothing was changed."
+        )
+
+    def suggestions(
+        self, agent: AgentArg = FROM_CONTEXT
+    ) -> list[tuple[MemoryEntry, MemoryEntry, int]]:
+        """(the older entry, the save that probably replaces it, the save's change number) for
+        every suggestion nobody acted on, newest first."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        present = {(e.scope, e.line) for e in [*snapshot.core, *snapshot.archival]}
+        return [
+            (_entry(s.old), _entry(s.new), s.change)
+            for s in open_suggestions(store.changes(name).records, present)
+        ]
+
+    def replaced_versions(self, agent: AgentArg = FROM_CONTEXT) -> list[Version]:
+        """Every version a replacement took out and nobody brought back, newest first."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        gone = retired(store.changes(name).records)
+        return sorted(
+            (self._version(gone, item) for item in gone.values()), key=lambda v: -v.change
+        )
+
+    @staticmethod
+    def _version(gone: dict[Key, Retired], item: Retired) -> Version:
+        return Version(
+            _entry(item.key),
+            item.until,
+            _entry(item.successor),
+            _entry(current_of(gone, item.key)),
+            item.change,
+            item.actor,
+        )
+
+    # As of a moment ----------------------------------------------------------------------------
+
+    def as_of_time(self, agent: AgentArg, moment: datetime) -> tuple[MemorySnapshot, str, int]:
+        """The memory as it stood at `moment`, the block it injected then, and the number of
+        the last change made by then."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        when = moment.isoformat(timespec="seconds")
+        lines, n = at_time(store.changes(name).records, when)
+        if lines is None or n is None:
+            raise UsageError(
+                f"The history of {agent_label(name)} starts after {when.replace('T', ' ')}; "
+                "`oryxtui memory log` shows when it starts."
+            )
+        read = store.memory_read(lines)
+        return (
+            self._snapshot(name, read),
+            render_context(read.core_block.lines, self.window(read)),
+            n,
+        )
+
+    def recall_past(
+        self,
+        agent: AgentArg,
+        keyword: str,
+        as_of: datetime | None = None,
+        include_replaced: bool = False,
+    ) -> Recall:
+        """Recall over the memory as it stood at `as_of`, or over what it holds now and the
+        versions replaced since (`include_replaced`): ranked by words and time (the index of
+        meaning is of the memory now). A hit no longer true says what replaced it."""
+        from oryxtui.memory.recall.engine import RecallEngine
+
+        name = self.resolve_agent(agent)
+        store = self._recorded()
+        records = store.changes(name).records
+        gone = retired(records)
+        if as_of is not None:
+            archival = self.as_of_time(name, as_of)[0].archival
+        else:
+            archival = self.snapshot(name).archival
+        entries = list(archival)
+        if include_replaced:
+            present = {e.line for e in entries}
+            entries += [
+                cleaned(key) for key in gone if key[0] is Scope.ARCHIVAL and key[1] not in present
+            ]
+        setup = self.recall_setup
+        if setup is None:
+            raise UsageError(
+                "Recall of the past needs a workspace's settings; nothing was searched."
+            )
+        corpus = Corpus([e.line for e in entries], entries)
+        engine = RecallEngine(_Frozen(corpus), None, setup.settings, None)  # type: ignore[arg-type]
+        found = engine.recall(name, keyword, semantic=False)
+        moment = None if as_of is None else as_of.isoformat(timespec="seconds")
+        hits = []
+        for hit in found.hits:
+            key = (hit.entry.scope, hit.entry.line)
+            item = gone.get(key)
+            later = item is not None and (moment is None or (item.until or "") > moment)
+            version = self._version(gone, item) if later and item is not None else None
+            hits.append(replace(hit, replaced=None if version is None else version.to_json()))
+        return replace(found, hits=hits, semantic="off")

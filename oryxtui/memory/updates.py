@@ -1,0 +1,153 @@
+"""What a new entry probably updates: an entry about the same subject that says something else
+("on-call for ledger this week: Priya" after "… Marco"), not a repeat of it, not the same thing
+said of someone else, and not the next line of a log. Lexical, from rules a person can check:
+
+- the words both share, each weighed by how rare it is among the agent's entries, are a good
+  part of each (`MIN_SHARED`, `MIN_SCORE`), and each holds a word the other does not;
+- what the entry is about — of its words, the one most entries hold (the person, the service)
+  — is in the other too, and no word that differs is one many entries hold (a name: then it is
+  the same thing said of someone else);
+- no other entry holds every shared word (a third would make it a series: a log written again
+  with other numbers, "CI run #412 green for payout"), and neither reports something done
+  ("Deployed …", "Rotated …"): events do not replace each other.
+
+Precision first — a wrong suggestion costs a person's attention: measured on a held-out set
+(`tests/benchmarks/bench_facts.py`), the rules find a third of the updates; what they miss
+(the same fact in other words, a value that is itself a name) needs meaning, not words. Plain
+Python; the terms are the lexical route's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from oryxtui.memory.format import MemoryEntry
+from oryxtui.memory.tokens import terms
+
+# How much of each entry (its shared words' weight against that and the value that differs)
+# both must share, at least …
+MIN_SHARED = 0.4
+# … and the two shares' harmonic mean, at least.
+MIN_SCORE = 0.65
+MOST = 2  # suggestions given with one save
+# Entries holding every word two share, at most (the candidate itself).
+MAX_FRAME = 1
+# A differing word held by more entries than this (or this share of them) is a name.
+NAME_ENTRIES = 20
+NAME_SHARE = 0.01
+# A term more entries hold than this share (or `FEW`) finds no candidates by itself (it
+# still weighs in the score): the check reads few postings, however big the memory.
+COMMON = 0.05
+FEW = 20
+
+
+@dataclass(frozen=True)
+class Update:
+    """An entry the new one probably replaces, with how sure the check is (0 to 1)."""
+
+    entry: MemoryEntry
+    score: float
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.entry.to_json(), "scope": self.entry.scope.value, "score": self.score}
+
+
+# Past tenses that do not end in -ed, of verbs a log of what was done starts with.
+_DONE = frozenset(
+    """
+    set sent ran made found paid took built wrote held met bought got gave put read saw told
+    left kept began brought caught chose drew drove fed felt fought flew forgot hid hit hung
+    lost led lent let rang rode rose sold shut sang sat slept spent spoke split spread stood
+    stole stuck swept swam taught threw understood woke won wore
+    """.split()  # noqa: SIM905 (words read best as words)
+)
+
+
+def reports_done(content: str) -> bool:
+    """Whether an entry reports something done ("Deployed …", "Rotated the certificate …",
+    "Sent the link …"): an event, which no later event replaces — unlike a fact that holds
+    until it changes ("The staging host is …")."""
+    first = content.split(None, 1)[0].lower() if content.strip() else ""
+    return (len(first) > 4 and first.endswith("ed")) or first in _DONE
+
+
+class Subjects:
+    """The terms of a memory's entries, indexed for the check, kept in step with saves."""
+
+    def __init__(self, entries: Iterable[MemoryEntry] = ()) -> None:
+        self.entries: list[MemoryEntry] = []
+        self.terms: list[frozenset[str]] = []
+        self.postings: dict[str, list[int]] = {}
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: MemoryEntry) -> None:
+        held = frozenset(terms(entry.content))
+        position = len(self.entries)
+        self.entries.append(entry)
+        self.terms.append(held)
+        for term in held:
+            self.postings.setdefault(term, []).append(position)
+
+    def _subject(self, held: frozenset[str]) -> str:
+        """What an entry is about: of its words (not its numbers), the one most entries hold
+        (the person, the service), the first in order among equals."""
+        words = sorted(term for term in held if not term.isdigit()) or sorted(held)
+        return max(words, key=lambda term: len(self.postings.get(term, ())))
+
+    def _holding(self, wanted: frozenset[str]) -> int:
+        """How many entries hold every one of `wanted`."""
+        rarest = min(wanted, key=lambda term: len(self.postings.get(term, ())))
+        return sum(
+            1 for position in self.postings.get(rarest, ()) if wanted <= self.terms[position]
+        )
+
+    def _weight(self, term: str) -> float:
+        size, found = len(self.entries), len(self.postings.get(term, ()))
+        return math.log(1 + (size - found + 0.5) / (found + 0.5))
+
+    def updated_by(self, content: str) -> list[Update]:
+        """The entries `content` probably updates, surest first (at most `MOST`)."""
+        wanted = frozenset(terms(content))
+        if not wanted or not self.entries or reports_done(content):
+            return []
+        weight = {term: self._weight(term) for term in wanted}
+        subject = self._subject(wanted)
+        common = max(COMMON * len(self.entries), FEW)
+        widespread = max(NAME_ENTRIES, NAME_SHARE * len(self.entries))
+        shared: dict[int, float] = {}
+        for term in wanted:
+            found = self.postings.get(term, ())
+            if len(found) > common:
+                continue
+            for position in found:
+                shared[position] = shared.get(position, 0.0) + weight[term]
+        found_updates: dict[str, tuple[float, int, Update]] = {}
+        for position, _ in sorted(shared.items(), key=lambda item: -item[1])[:50]:
+            held = self.terms[position]
+            if held == wanted or not held - wanted or not wanted - held:
+                continue  # a repeat, or one saying only part of the other: no new value
+            if reports_done(self.entries[position].content):
+                continue
+            if self._subject(held) not in wanted or subject not in held:
+                continue  # about someone or something else (its name is not in the other)
+            both_terms = held & wanted
+            if max(len(self.postings.get(t, ())) for t in held ^ wanted) > widespread:
+                continue  # what differs is a name many entries hold: said of someone else
+            if self._holding(both_terms) > MAX_FRAME:
+                continue  # a line written again and again with other numbers: a log
+            both = sum(weight[term] for term in both_terms)
+            # What differs is one value, however many words it takes ("eu-west-1"): its
+            # rarest word stands for it.
+            theirs = both + max(self._weight(term) for term in held - wanted)
+            ours = both + max(weight[term] for term in wanted - held)
+            mine, yours = both / ours, both / theirs
+            if min(mine, yours) < MIN_SHARED:
+                continue
+            score = 2 * mine * yours / (mine + yours)
+            entry = self.entries[position]
+            if score >= MIN_SCORE:
+                found_updates[entry.id] = (score, position, Update(entry, round(score, 3)))
+        best = sorted(found_updates.values(), key=lambda item: (-item[0], -item[1]))
+        return [update for _, _, update in best[:MOST]]
