@@ -13,6 +13,7 @@ from oryxtui import __version__
 from oryxtui.api import about, talk
 from oryxtui.api.auth import Authenticator
 from oryxtui.api.events import EventLog
+from oryxtui.api.facts import router as facts_router
 from oryxtui.api.feed import EventFeed
 from oryxtui.api.guard import RequestGuard
 from oryxtui.api.keys import KeyStore
@@ -95,7 +96,7 @@ def create_api(
         body_timeout=settings.api.body_timeout_seconds,
     )
     install_error_handlers(api, answers)
-    for routes in (router, about.router, streams_router, talk.router):
+    for routes in (router, facts_router, about.router, streams_router, talk.router):
         api.include_router(routes)
     _serve_docs(api)
     return api

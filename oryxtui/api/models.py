@@ -85,6 +85,48 @@ def saved_entry(entry: MemoryEntry) -> SavedEntry:
     return {"scope": entry.scope.value, **entry.to_json()}  # type: ignore[typeddict-item]
 
 
+class MayUpdate(SavedEntry):
+    score: Annotated[float, Field(description="how sure the check is, 0 to 1")]
+
+
+class CheckedEntry(SavedEntry, total=False):
+    may_update: Annotated[
+        list[MayUpdate],
+        Field(
+            description="entries this one probably replaces (the same subject, another value): "
+            "replace them, or leave them; nothing is done unasked"
+        ),
+    ]
+    held: Annotated[bool, Field(description="true: waiting for a person's review")]
+
+
+class Replacement(BaseModel):
+    replaced: SavedEntry = Field(description="the entry as it was (now out of the memory)")
+    entry: SavedEntry = Field(description="the entry that takes its place, stamped now")
+    held: bool = Field(False, description="true: the replacement waits for a person's review")
+
+
+class ReplacedVersion(SavedEntry):
+    until: Annotated[str | None, Field(description="when it stopped being true (ISO 8601)")]
+    replaced_by: Annotated[Entry, Field(description="the entry that took its place")]
+    current: Annotated[Entry, Field(description="its chain's current version")]
+    change: Annotated[int, Field(description="the replacement's number in the history")]
+    by: Annotated[str, Field(description="who replaced it")]
+
+
+class Suggestion(BaseModel):
+    old: SavedEntry = Field(description="the entry that may be out of date")
+    new: SavedEntry = Field(description="the save that probably replaces it")
+    change: int = Field(description="the save's number in the history")
+
+
+class SuggestionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    old: str = Field(description="the older entry's id")
+    new: str = Field(description="the newer entry's id")
+    action: Literal["replace", "dismiss"]
+
+
 class Change(TypedDict):
     """One change to the memory, as `memory log --json` prints it."""
 
@@ -166,6 +208,10 @@ class RouteInfo(TypedDict):
 
 
 class RecallHit(Entry, total=False):
+    replaced: Annotated[
+        dict[str, Any],
+        Field(description="a version no longer true (as_of, include_replaced): when and by what"),
+    ]
     score: Annotated[float | None, Field(description="the fused score (with explain=true)")]
     routes: Annotated[
         dict[str, RouteInfo],
@@ -220,6 +266,13 @@ class MemoryAsOf(BaseModel):
     change: dict[str, Any] = Field(description="the change, as the history lists it")
     memory: MemoryEntries = Field(description="the memory right after it")
     block: str = Field(description="the memory block it injected")
+
+
+class MemoryAt(BaseModel):
+    time: str = Field(description="the moment asked for (ISO 8601, local)")
+    change: int = Field(description="the last change made by then")
+    memory: MemoryEntries = Field(description="the memory as it stood")
+    block: str = Field(description="the memory block it injected then")
 
 
 class DigestInfo(BaseModel):

@@ -20,6 +20,7 @@ from oryxtui.api.models import (
     AgentInfo,
     Change,
     ChangeBody,
+    CheckedEntry,
     DigestBody,
     DigestInfo,
     Envelope,
@@ -48,6 +49,7 @@ from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
+from oryxtui.memory.service.currency import moment_of
 from oryxtui.notices import collected
 from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
@@ -185,7 +187,7 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
 
 @router.post(
     "/{name}/memory",
-    response_model=Envelope[SavedEntry],
+    response_model=Envelope[CheckedEntry],
     dependencies=Writes,
     openapi_extra={
         "requestBody": {
@@ -195,12 +197,18 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
     },
 )
 async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Request) -> Response:
-    """Save one entry (the body: {"content": "...", "scope": "archival"})."""
+    """Save one entry (the body: {"content": "...", "scope": "archival"}); `may_update` names
+    the entries it probably replaces, `held` says it waits for a person's review."""
     body = await json_body(request, SaveBody, '{"content": "...", "scope": "archival"}')
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
-    entry = await queue.run(name, memory.save, name, body.content, body.scope)
-    return answer(saved_entry(entry))
+    saved = await queue.run(name, memory.save_checked, name, body.content, body.scope)
+    told: dict[str, Any] = dict(saved_entry(saved.entry))
+    if saved.may_update:
+        told["may_update"] = saved.may_update_json()
+    if memory.holds_change(memory.by, name):
+        told["held"] = True
+    return answer(told)
 
 
 @router.patch(
@@ -374,10 +382,25 @@ def index_status(name: AgentName, memory: Memory) -> Response:
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
-def recall(name: AgentName, keyword: str, memory: Memory, explain: bool = False) -> Response:
+def recall(
+    name: AgentName,
+    keyword: str,
+    memory: Memory,
+    explain: bool = False,
+    as_of: str | None = None,
+    include_replaced: bool = False,
+) -> Response:
     """Archival entries for `keyword`: ranked (hybrid recall; `explain=true` adds each hit's
-    fused score and route ranks), or every entry holding it, oldest first (keyword recall)."""
-    data: dict[str, Any] = memory.recall(name, keyword).to_json(explain)
+    fused score and route ranks), or every entry holding it, oldest first (keyword recall).
+    `as_of` (a time) searches the memory as it stood then, `include_replaced=true` the
+    versions replaced since too: ranked by words and time, each hit no longer true saying
+    what replaced it."""
+    if as_of is not None or include_replaced:
+        moment = None if as_of is None else moment_of(as_of)
+        found = memory.recall_past(name, keyword, moment, include_replaced)
+    else:
+        found = memory.recall(name, keyword)
+    data: dict[str, Any] = found.to_json(explain)
     if data["index"] is not None:
         data["index"] = IndexInfo.model_construct(**data["index"])
     return answer(RecallResult.model_construct(**data))

@@ -1,7 +1,8 @@
 """The `oryxtui` command. Scriptable subcommands never import Textual.
 
 One module per command group, each declaring its commands beside their handlers: `memory`
-(one memory now), `memory_history` (its past, export and import), `agents`, `sessions`,
+(one memory now), `memory_facts` (replacing what changed), `memory_history` (its past,
+export and import), `agents`, `sessions`,
 `chat` (prompt and chat), `serve` (the REST API and the web dashboard), `database` (the
 shared PostgreSQL database) and `workspace` (init, demo, the dashboard); `common` holds what
 they share."""
@@ -23,6 +24,7 @@ from oryxtui.cli import (
     keys,
     mcp_stdio,
     memory,
+    memory_facts,
     memory_history,
     review,
     serve,
@@ -57,6 +59,7 @@ _DECLARING = (
     keys,
     mcp_stdio,
     memory,
+    memory_facts,
     memory_history,
     review,
     serve,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -23,26 +24,39 @@ from oryxtui.cli.common import (
     warn,
 )
 from oryxtui.errors import UsageError
+from oryxtui.memory.service.currency import moment_of
 from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import is_terminal
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
     from oryxtui.memory.recall.results import IndexStatus
-    from oryxtui.memory.service import MemoryService
+    from oryxtui.memory.service import MemoryService, Saved
+    from oryxtui.places import Memory
 
 ALL_MEMORIES = arg("--all", action="store_true", help="every agent and the global memory")
+
+
+AS_OF = arg(
+    "--as-of",
+    metavar="TIME",
+    help="the memory as it stood then, from its history (2026-07-01 09:30, or a date: the end "
+    "of that day)",
+)
 
 
 @MEMORY.command(
     "show",
     "print the memory block exactly as it is injected into the prompt",
+    AS_OF,
     agent=True,
     json=True,
 )
 def show_memory(args: argparse.Namespace) -> int:
     place = open_place(args)
     service, agent = place.memory, checked_agent(args, place)
+    if args.as_of is not None:
+        return _show_as_of(args, service, agent)
     snapshot = service.snapshot(agent)
     if snapshot.warning:
         warn(snapshot.warning)
@@ -76,12 +90,15 @@ def save(args: argparse.Namespace) -> int:
         raise UsageError("Nothing to save: the content is empty.")
     place = open_place(args)
     agent = checked_agent(args, place, saving=True)
-    entry = place.memory.save(agent, text, args.scope)
+    saved = place.memory.save_checked(agent, text, args.scope)
+    entry = saved.entry
     scope = entry.scope.value
     if args.json:
-        print_json({"agent": agent, "scope": scope, "entry": entry.to_json()})
+        told = {"agent": agent, "scope": scope, "entry": entry.to_json()}
+        print_json(told | ({"may_update": saved.may_update_json()} if saved.may_update else {}))
     else:
         show(f"Saved to {agent_label(agent)} ({scope}): {entry.line}\n")
+        tell_may_update(agent, saved)
     return EXIT_OK
 
 
@@ -92,6 +109,12 @@ def save(args: argparse.Namespace) -> int:
     arg("keyword", metavar="KEYWORD"),
     arg("--explain", action="store_true", help="show each hit's fused score and route ranks"),
     arg("--all", action="store_true", help="every agent and the global memory, each hit named"),
+    AS_OF,
+    arg(
+        "--include-replaced",
+        action="store_true",
+        help="the versions replaced since too, each saying what replaced it",
+    ),
     agent=True,
     json=True,
 )
@@ -99,7 +122,13 @@ def recall(args: argparse.Namespace) -> int:
     place = open_place(args)
     service = place.memory
     agent = None if args.all else checked_agent(args, place)
-    if args.all:
+    past = args.as_of is not None or args.include_replaced
+    if past and args.all:
+        raise UsageError("--as-of and --include-replaced search one memory; leave out --all.")
+    if past:
+        moment = None if args.as_of is None else moment_of(args.as_of)
+        found = service.recall_past(agent, args.keyword, moment, args.include_replaced)
+    elif args.all:
         found = service.recall_across(place.memories(), args.keyword)
     else:
         found = service.recall(agent, args.keyword)
@@ -123,6 +152,7 @@ def recall(args: argparse.Namespace) -> int:
                 (f"{hit.agent or '(global)'}: " if args.all else "")
                 + hit.entry.line
                 + "\n"
+                + (f"    ({hit.newer})\n" if hit.newer else "")
                 + (f"    {hit.explanation()}\n" if explain else "")
                 for hit in found.hits
             )
@@ -132,6 +162,28 @@ def recall(args: argparse.Namespace) -> int:
         what = "matches" if found.mode != "keyword" else "contains"
         say(f"oryxtui: no archival entry of {where} {what} {args.keyword!r}.")
     return EXIT_OK
+
+
+def _show_as_of(args: argparse.Namespace, service: Memory, agent: str | None) -> int:
+    snapshot, block, change = service.as_of_time(agent, moment_of(args.as_of))
+    if args.json:
+        print_json({**snapshot.to_json(), "as_of": args.as_of, "change": change, "block": block})
+    else:
+        show(block + "\n")
+    return EXIT_OK
+
+
+def tell_may_update(agent: str | None, saved: Saved) -> None:
+    """A line on stderr for each entry a save probably replaces, with the command that would
+    replace it."""
+    flag = f" --agent {shlex.quote(agent)}" if agent else ""
+    for update in saved.may_update:
+        old = update.entry
+        say(
+            f"oryxtui: this may replace {old.id} ({old.time or 'no time'}: {old.content!r}); "
+            f"if it is no longer true: oryxtui memory replace{flag} {old.id} --by "
+            f"{saved.entry.id}"
+        )
 
 
 # Steering: one entry changed by hand -----------------------------------------------------------

@@ -82,7 +82,15 @@ def recall_of(data: object, keyword: str) -> Recall:
             route = given.get(name)
             if isinstance(route, dict) and isinstance(route.get("rank"), int):
                 routes[name] = RouteRank(route["rank"], _float(route.get("score")))
-        hits.append(Hit(entry, _float(item.get("score")), routes))
+        replaced = item.get("replaced")
+        hits.append(
+            Hit(
+                entry,
+                _float(item.get("score")),
+                routes,
+                replaced=replaced if isinstance(replaced, dict) else None,
+            )
+        )
     return Recall(
         keyword,
         text_of(data.get("mode")) or "keyword",

@@ -13,6 +13,7 @@ from oryxtui.memory.digest import EXTRACTIVE, Digest, Summariser
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import Recall, recall_across
+from oryxtui.memory.service.currency import Saved, Version
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.remote.memory import RemoteMemory, RemoteStore
@@ -185,3 +186,48 @@ class FleetMemory:
     def index_status(self, agent: str | None = None) -> Any:
         memory, there = self._on(agent)
         return memory.index_status(there)
+
+    # Facts that change ---------------------------------------------------------------------------
+
+    def save_checked(
+        self, agent: str | None, content: str, scope: str | Scope | None = "archival"
+    ) -> Saved:
+        memory, there = self._on(agent)
+        return memory.save_checked(there, content, scope)
+
+    def replace(
+        self, agent: str | None, entry_id: str, content: str
+    ) -> tuple[MemoryEntry, MemoryEntry]:
+        memory, there = self._on(agent)
+        return memory.replace(there, entry_id, content)
+
+    def supersede(self, agent: str | None, old_id: str, new_id: str) -> MemoryEntry:
+        memory, there = self._on(agent)
+        return memory.supersede(there, old_id, new_id)
+
+    def dismiss(self, agent: str | None, old_id: str, new_id: str) -> None:
+        memory, there = self._on(agent)
+        memory.dismiss(there, old_id, new_id)
+
+    def suggestions(self, agent: str | None = None) -> list[tuple[MemoryEntry, MemoryEntry, int]]:
+        memory, there = self._on(agent)
+        return memory.suggestions(there)
+
+    def replaced_versions(self, agent: str | None = None) -> list[Version]:
+        memory, there = self._on(agent)
+        return memory.replaced_versions(there)
+
+    def as_of_time(self, agent: str | None, moment: datetime) -> tuple[MemorySnapshot, str, int]:
+        memory, there = self._on(agent)
+        snapshot, block, n = memory.as_of_time(there, moment)
+        return replace(snapshot, agent=agent), block, n
+
+    def recall_past(
+        self,
+        agent: str | None,
+        keyword: str,
+        as_of: datetime | None = None,
+        include_replaced: bool = False,
+    ) -> Recall:
+        memory, there = self._on(agent)
+        return memory.recall_past(there, keyword, as_of, include_replaced)

@@ -36,6 +36,7 @@ from oryxtui.remote.answers import (
 )
 from oryxtui.remote.client import ANSWER_SECONDS, Server, agent_path
 from oryxtui.remote.copies import Copies
+from oryxtui.remote.facts import RemoteFacts
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,8 +51,7 @@ def writes(method: F) -> F:
         try:
             return method(self, agent, *args, **kwargs)
         finally:
-            if self.copies is not None:
-                self.copies.forget(agent)
+            self._forget(agent)
 
     return written  # type: ignore[return-value]
 
@@ -75,7 +75,7 @@ class RemoteStore:
             self._listen(stop, heard, lost)
 
 
-class RemoteMemory:
+class RemoteMemory(RemoteFacts):
     """A server's memory, agent by agent (None: its global memory)."""
 
     watch = Watch.NOTIFY
@@ -89,6 +89,11 @@ class RemoteMemory:
         # Copies of the memories read, kept current by the server's event stream: only while
         # someone follows it (the attached dashboard's fleet sets them).
         self.copies: Copies | None = None
+
+    def _forget(self, agent: str | None) -> None:
+        """The agent's copy is read again next time (see `writes`)."""
+        if self.copies is not None:
+            self.copies.forget(agent)
 
     # What the server is ---------------------------------------------------------------------
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from oryxtui.errors import UsageError
+from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, entry_from_line, entry_line
 from oryxtui.memory.history import Key, change, cleaned
 from oryxtui.memory.history.validity import (
@@ -76,6 +76,22 @@ class Version:
         }
 
 
+def moment_of(text: str) -> datetime:
+    """A moment as a person types it: "2026-07-01 09:30[:00]", ISO 8601 (an offset is turned
+    into local time), or a date alone (the end of that day: what was known on it)."""
+    given = text.strip()
+    try:
+        if len(given) == 10:
+            return datetime.fromisoformat(given) + timedelta(days=1, seconds=-1)
+        moment = datetime.fromisoformat(given)
+    except ValueError:
+        raise UsageError(
+            f"{text!r} is not a time; give it as 2026-07-01, 2026-07-01 09:30 or "
+            "2026-07-01T09:30:00+02:00."
+        ) from None
+    return moment.astimezone().replace(tzinfo=None) if moment.tzinfo else moment
+
+
 def _entry(key: Key) -> MemoryEntry:
     return entry_from_line(key[1], key[0])
 
@@ -102,7 +118,10 @@ class Currency(Steering):
         """One new entry (see `save`), with the entries it probably replaces: found before it
         is written, recorded with it (the review inbox shows them), never acted on."""
         name = self.resolve_agent(agent)
-        updates = self.may_update(name, content)
+        try:
+            updates = self.may_update(name, content)
+        except OryxError:
+            updates = []  # a save never fails because the check could not read the memory
         entry = self.save(name, content, scope, may_update=[u.entry for u in updates])
         self._saw_saved(name, entry)
         return Saved(entry, tuple(updates))
