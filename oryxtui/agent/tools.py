@@ -19,6 +19,7 @@ from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.format import parse_scope
 from oryxtui.memory.history import Actor, acting_agent, current_actor
 from oryxtui.memory.recall.results import NOTHING_FOUND
+from oryxtui.memory.service import REPLACE_HINT
 from oryxtui.notices import collecting
 
 
@@ -78,7 +79,11 @@ class SaveMemory(Tool):
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, SaveMemoryInput)
         agent = current_agent.get()
-        entry = self.memory.save(agent, arguments.content, arguments.scope)
+        saved = self.memory.save_checked(agent, arguments.content, arguments.scope)
+        entry = saved.entry
+        told: dict[str, Any] = {"id": entry.id}
+        if saved.may_update:
+            told |= {"may_update": saved.may_update_json(), "hint": REPLACE_HINT}
         if self.memory.holds_change(self.memory.by, agent):
             return {
                 "saved": False,
@@ -87,8 +92,44 @@ class SaveMemory(Tool):
                 "entry": entry.line,
                 "note": "The entry awaits a person's review: it is not in memory, nor in any "
                 "prompt, until it is approved.",
+                **told,
             }
-        return {"saved": True, "scope": arguments.scope, "entry": entry.line}
+        return {"saved": True, "scope": arguments.scope, "entry": entry.line, **told}
+
+
+class UpdateMemoryInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(description="The id of the entry that is no longer true (from recall_memory).")
+    content: str = Field(description="What is true now, in one self-contained line.")
+
+
+class UpdateMemory(Tool):
+    name = "update_memory"
+    description = (
+        "Replace a remembered fact that changed (a new on-call, a moved deadline, a new address) "
+        "by what is true now, by the old entry's id: the new entry takes its place and the old "
+        "one leaves memory (its history keeps it). Use it instead of saving a second, "
+        "contradicting entry."
+    )
+    Input = UpdateMemoryInput
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        assert isinstance(arguments, UpdateMemoryInput)
+        agent = current_agent.get()
+        old, new = self.memory.replace(agent, arguments.id, arguments.content)
+        if self.memory.holds_change(self.memory.by, agent):
+            return {
+                "replaced": False,
+                "held": True,
+                "was": old.line,
+                "entry": new.line,
+                "note": "The change awaits a person's review: the old entry stays in memory "
+                "until it is approved. Do not make it again.",
+            }
+        return {"replaced": True, "was": old.line, "id": new.id, "entry": new.line}
 
 
 class RecallMemoryInput(BaseModel):
@@ -101,8 +142,9 @@ class RecallMemory(Tool):
     description = "Search archival memory (case-insensitive) for entries containing a keyword."
     Input = RecallMemoryInput
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryService, ids: bool = False) -> None:
         self.memory = memory
+        self.ids = ids
         if memory.ranked:  # hybrid recall (or a server that ranks): a phrase or a question
             self.description = (
                 "Search archival memory for a keyword, phrase or question; the most relevant "
@@ -119,6 +161,8 @@ class RecallMemory(Tool):
             "order": "oldest first" if found.mode == "keyword" else "best first",
             "entries": [clipped(entry.line, limit) for entry in found.entries],
         }
+        if self.ids:  # what update_memory names an entry by
+            result["ids"] = [entry.id for entry in found.entries]
         if not found.hits:
             result["note"] = NOTHING_FOUND
         if found.notice:  # upstream's line: ranked by keywords and time, meaning unavailable
@@ -172,11 +216,17 @@ class SearchConversations(Tool):
         }
 
 
-MEMORY_TOOLS = ("save_memory", "recall_memory", "search_conversations")
+MEMORY_TOOLS = ("save_memory", "recall_memory", "update_memory", "search_conversations")
 
 
 def builtin_tools(memory: MemoryService, episodes: EpisodeStore | None = None) -> dict[str, Tool]:
-    tools: list[Tool] = [SaveMemory(memory), RecallMemory(memory)]
+    """Upstream's two memory tools; oryxtui's `update_memory` beside them (not in the upstream
+    profile, whose agents know only upstream's) and the conversation search."""
+    setup = memory.recall_setup
+    own = setup is None or setup.settings.profile != "upstream"
+    tools: list[Tool] = [SaveMemory(memory), RecallMemory(memory, ids=own)]
+    if own:
+        tools.append(UpdateMemory(memory))
     if episodes is not None:
         tools.append(SearchConversations(episodes))
     return {tool.name: tool for tool in tools}

@@ -139,7 +139,7 @@ class MemoryServer(MCPServer[Any]):
                     input_schema=schema,
                     annotations=types.ToolAnnotations(
                         read_only_hint=not writes,
-                        destructive_hint=tool.name in EDITS,
+                        destructive_hint=tool.name in (*EDITS, "replace_memory"),
                         idempotent_hint=not writes,
                         open_world_hint=False,
                     ),

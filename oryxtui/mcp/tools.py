@@ -15,6 +15,7 @@ from oryxtui.agent.tools import (
     SaveMemory,
     SearchConversations,
     Tool,
+    UpdateMemory,
 )
 from oryxtui.api.keys import OPEN, Caller, Scope
 from oryxtui.errors import UsageError
@@ -46,7 +47,8 @@ class McpSave(Needs, SaveMemory):
         "self-contained line (who/what/why, no 'as I said'); do not save small talk, secrets "
         "or what is already in memory (recall first). scope 'core' is for the few facts that "
         "must be in every prompt; leave it out for 'archival', searched on demand. The server "
-        "may hold the entry for a person's review: the answer says so."
+        "may hold the entry for a person's review: the answer says so. If the answer names "
+        "entries it may replace (may_update) that are no longer true, replace_memory them."
     )
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
@@ -66,6 +68,24 @@ HELD = {
     "note": "The change awaits a person's approval in oryxtui's review inbox: the entry stays "
     "as it is, in memory and in every prompt, until it is approved. Do not make it again.",
 }
+
+
+class McpReplace(Needs, UpdateMemory):
+    name = "replace_memory"
+    needs = Scope.WRITE
+    doing = "replacing in memory"
+    description = (
+        "Replace an entry that is no longer true (a fact that changed: a new owner, a moved "
+        "date, a new address) by what is true now, by its id (from recall_memory, or a save's "
+        "may_update): a new entry takes its place and the old one leaves memory (its history "
+        "keeps it). Prefer it to saving a second, contradicting entry. The server may hold the "
+        "change for a person's review: the answer says so. If the entry changed since you read "
+        "it, nothing is changed: recall it again."
+    )
+
+    def run(self, arguments: BaseModel) -> dict[str, Any]:
+        self.allowed()
+        return super().run(arguments)
 
 
 class RecallInput(BaseModel):
@@ -213,9 +233,10 @@ class DeleteMemory(Needs, Tool):
 
 
 def mcp_tools(memory: MemoryService, episodes: EpisodeStore, edits: bool) -> dict[str, Tool]:
-    """The tools by name: the four always, edit and delete when `[mcp] edits` is on."""
+    """The tools by name: the five always, edit and delete when `[mcp] edits` is on."""
     tools: list[Tool] = [
         McpSave(memory),
+        McpReplace(memory),
         McpRecall(memory),
         McpSearch(episodes),
         ShowMemory(memory),

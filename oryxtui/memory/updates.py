@@ -90,11 +90,13 @@ class Subjects:
         for term in held:
             self.postings.setdefault(term, []).append(position)
 
-    def _subject(self, held: frozenset[str]) -> str:
-        """What an entry is about: of its words (not its numbers), the one most entries hold
-        (the person, the service), the first in order among equals."""
-        words = sorted(term for term in held if not term.isdigit()) or sorted(held)
-        return max(words, key=lambda term: len(self.postings.get(term, ())))
+    def _subject(self, held: frozenset[str]) -> frozenset[str]:
+        """What an entry is about: of its words (not its numbers), those most entries hold
+        (the person, the service)."""
+        words = [term for term in held if not term.isdigit()] or list(held)
+        counts = {term: len(self.postings.get(term, ())) for term in words}
+        most = max(counts.values())
+        return frozenset(term for term, count in counts.items() if count == most)
 
     def _holding(self, wanted: frozenset[str]) -> int:
         """How many entries hold every one of `wanted`."""
@@ -103,8 +105,10 @@ class Subjects:
             1 for position in self.postings.get(rarest, ()) if wanted <= self.terms[position]
         )
 
-    def _weight(self, term: str) -> float:
-        size, found = len(self.entries), len(self.postings.get(term, ()))
+    def _weight(self, term: str, new: bool = False) -> float:
+        """How much a term tells, BM25's IDF, counted with the new entry among the others
+        (`new`: it holds the term), so that its words and an old entry's weigh alike."""
+        size, found = len(self.entries) + 1, len(self.postings.get(term, ())) + new
         return math.log(1 + (size - found + 0.5) / (found + 0.5))
 
     def updated_by(self, content: str) -> list[Update]:
@@ -112,7 +116,7 @@ class Subjects:
         wanted = frozenset(terms(content))
         if not wanted or not self.entries or reports_done(content):
             return []
-        weight = {term: self._weight(term) for term in wanted}
+        weight = {term: self._weight(term, new=True) for term in wanted}
         subject = self._subject(wanted)
         common = max(COMMON * len(self.entries), FEW)
         widespread = max(NAME_ENTRIES, NAME_SHARE * len(self.entries))
@@ -130,7 +134,7 @@ class Subjects:
                 continue  # a repeat, or one saying only part of the other: no new value
             if reports_done(self.entries[position].content):
                 continue
-            if self._subject(held) not in wanted or subject not in held:
+            if not self._subject(held) & wanted or not subject & held:
                 continue  # about someone or something else (its name is not in the other)
             both_terms = held & wanted
             if max(len(self.postings.get(t, ())) for t in held ^ wanted) > widespread:

@@ -72,10 +72,14 @@ async def test_the_tools_a_client_sees_are_described_for_a_model(ops: Workspace)
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert sorted(tools) == [
             "recall_memory",
+            "replace_memory",
             "save_memory",
             "search_conversations",
             "show_memory",
         ]
+        replace = tools["replace_memory"]
+        assert replace.input_schema["required"] == ["id", "content"]
+        assert replace.annotations is not None and replace.annotations.destructive_hint
         save = tools["save_memory"]
         assert save.input_schema["required"] == ["content"]
         assert set(save.input_schema["properties"]) == {"content", "scope"}
@@ -89,6 +93,40 @@ async def test_the_tools_a_client_sees_are_described_for_a_model(ops: Workspace)
     async with connected(place_of(ops, edits=True)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert {"edit_memory", "delete_memory"} <= names
+
+
+async def test_a_replacement_is_held_then_made_and_a_save_names_what_it_may_replace(
+    ops: Workspace,
+) -> None:
+    place = place_of(ops)
+    memory = place.memory
+    old = memory.save("ops", "Staging host for ledger is stg-11.internal.")
+    async with connected(place) as client:
+        failed, answer = await call(
+            client, "replace_memory", {"id": old.id, "content": "Staging host is stg-14."}
+        )
+        assert not failed and answer["held"] is True and answer["replaced"] is False
+        assert "stg-11" in ops.memory_file("ops").read_text()  # held: the old one stays
+        failed, refused = await call(
+            client, "replace_memory", {"id": "000000000000", "content": "x"}
+        )
+        assert failed and "No entry 000000000000" in refused
+    (held,) = [item for item in memory.held("ops") if item.proposes == "replace"]
+    memory.approve("ops", [held.id])
+    text = ops.memory_file("ops").read_text()
+    assert "stg-11" not in text and "Staging host is stg-14." in text
+    assert [v.actor for v in memory.replaced_versions("ops")] == ["mcp:Claude-Code"]
+    trusted = place_of(ops, hold=False)
+    for n in range(30):  # a memory that has lived a little: its words weigh by rarity
+        trusted.memory.save("ops", f"Routine check {n} of service s{n}: all green.")
+    base = trusted.memory.save("ops", "Primary region for ledger is eu-west-1.")
+    async with connected(trusted) as client:
+        failed, answer = await call(
+            client, "save_memory", {"content": "Primary region for ledger is now us-east-2."}
+        )
+    assert not failed and answer["saved"] is True
+    assert [item["id"] for item in answer["may_update"]] == [base.id]
+    assert "replace_memory" in answer["hint"]
 
 
 async def test_a_save_waits_for_a_person_and_is_recorded_as_the_client(ops: Workspace) -> None:

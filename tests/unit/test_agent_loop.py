@@ -92,6 +92,7 @@ def test_save_then_recall_then_answer(agent_workspace: Workspace, stream: bool) 
     assert {t["function"]["name"] for t in first["tools"]} == {
         "save_memory",
         "recall_memory",
+        "update_memory",
         "search_conversations",
     }
     assert first["model"] == "test-model" and first.get("stream", False) is stream

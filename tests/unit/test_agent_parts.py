@@ -133,6 +133,7 @@ def test_prompt_blocks_in_order_with_sizes_and_warnings(
     assert [t["function"]["name"] for t in prompt.tools] == [
         "save_memory",
         "recall_memory",
+        "update_memory",
         "search_conversations",
     ]
     # As upstream's PromptBuilder: the date-time line, then the memory block and a line break.
