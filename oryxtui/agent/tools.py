@@ -99,17 +99,15 @@ class SaveMemory(Tool):
 
 class UpdateMemoryInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(description="The id of the entry that is no longer true (from recall_memory).")
-    content: str = Field(description="What is true now, in one self-contained line.")
+    id: str = Field(description="The old entry's id (recall_memory's ids).")
+    content: str = Field(description="What is true now, in one line.")
 
 
 class UpdateMemory(Tool):
     name = "update_memory"
     description = (
-        "Replace a remembered fact that changed (a new on-call, a moved deadline, a new address) "
-        "by what is true now, by the old entry's id: the new entry takes its place and the old "
-        "one leaves memory (its history keeps it). Use it instead of saving a second, "
-        "contradicting entry."
+        "Replace a fact that changed by what is true now, by the old entry's id: the old one "
+        "leaves memory. Prefer it to saving a contradicting entry."
     )
     Input = UpdateMemoryInput
 

@@ -76,7 +76,7 @@ async def test_the_footer_shows_the_focused_panes_keys(demo_workspace: Workspace
         await pilot.press("tab")
         await wait_for(pilot, lambda: archival_pane(app).view.has_focus)
         keys = footer_keys(app)
-        assert keys[:4] == ["i", "m", "x", "D"]  # the pane's own keys first
+        assert keys[:5] == ["i", "u", "m", "x", "D"]  # the pane's own keys first
 
 
 async def test_the_footer_is_made_again_only_when_its_keys_change(

@@ -23,28 +23,30 @@ Done = TypeVar("Done")
 
 
 class EditEntryScreen(ModalScreen[MemoryEntry | None]):
-    """Dismissed with the entry as edited; its time and scope stay."""
+    """Dismissed with the entry as edited (its time and scope stay), or — `replacing` — with
+    the entry that replaced it (stamped now; the old one stays in the history)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="edit-entry.cancel")]
 
-    def __init__(self, entry: MemoryEntry, edit: Edit) -> None:
+    def __init__(self, entry: MemoryEntry, edit: Edit, replacing: bool = False) -> None:
         super().__init__()
         self.entry = entry
         self.edit = edit
+        self.replacing = replacing
 
     def compose(self) -> ComposeResult:
         entry = self.entry
         when = entry.time or "no time"
+        if self.replacing:
+            title = f"Replace the {entry.scope.value} entry of {when} by what is true now"
+            hint = "enter replaces (a new entry, stamped now; the old one stays in the history)"
+        else:
+            title = f"Edit the {entry.scope.value} entry of {when}"
+            hint = "enter saves (the time stays)"
         with Vertical(id="edit-dialog", classes="dialog"):
-            yield Label(
-                f"Edit the {entry.scope.value} entry of {when}",
-                classes="dialog-title",
-                markup=False,
-            )
+            yield Label(title, classes="dialog-title", markup=False)
             yield Input(display_text(entry.content), id="edit-text")
-            yield Static(
-                "enter saves (the time stays) · escape cancels", classes="dialog-hint", markup=False
-            )
+            yield Static(f"{hint} · escape cancels", classes="dialog-hint", markup=False)
             yield Static("", id="edit-error", classes="dialog-error", markup=False)
 
     @on(Input.Submitted, "#edit-text")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -24,7 +23,6 @@ from oryxtui.config import Settings
 from oryxtui.memory import MemoryEntry
 from oryxtui.memory.recall.results import IndexStatus
 from oryxtui.memory.store import Watch
-from oryxtui.phrases import agent_label
 from oryxtui.tui.messages import (
     AgentLoaded,
     AgentsChanged,
@@ -50,6 +48,7 @@ from oryxtui.tui.screens.openers import (
     find_origin,
     open_recall,
     open_review,
+    open_save,
     preview_digest,
 )
 from oryxtui.tui.screens.reading import Reading
@@ -349,11 +348,7 @@ class DashboardScreen(Screen[None]):
             if entry is not None:
                 self.pacer.request(agent)  # the watcher brings it too; not every store is watched
 
-        from oryxtui.tui.screens.save_entry import SaveEntryScreen
-
-        self.app.push_screen(
-            SaveEntryScreen(agent_label(agent), partial(self.service.save, agent)), saved
-        )
+        open_save(self, agent, saved)
 
     def action_help(self) -> None:
         """Every key that applies now — the focused place's and those that work anywhere —

@@ -20,6 +20,34 @@ if TYPE_CHECKING:
     from oryxtui.tui.screens.recall import Found
 
 
+# A save, and what it may replace ------------------------------------------------------------------
+
+
+def open_save(screen: DashboardScreen, agent: AgentName, saved: Callable[..., None]) -> None:
+    """The save dialog for the agent's memory."""
+    from oryxtui.phrases import agent_label
+    from oryxtui.tui.screens.save_entry import SaveEntryScreen
+
+    screen.app.push_screen(
+        SaveEntryScreen(agent_label(agent), partial(_save, screen, agent)), saved
+    )
+
+
+def _save(screen: DashboardScreen, agent: AgentName, text: str, scope: str) -> MemoryEntry:
+    """Saved, with the check: what it may replace is said (u on that entry replaces it, the
+    review inbox lists it until someone acts)."""
+    done = screen.service.save_checked(agent, text, scope)
+    for update in done.may_update:
+        older = update.entry
+        tell(
+            screen,
+            f"This may replace the older entry of {older.time or 'no time'}: {older.content} "
+            "— if it is no longer true, the review inbox (I) replaces it in one key (u).",
+            title="May replace",
+        )
+    return done.entry
+
+
 # A digest ----------------------------------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
 """The review inbox (`I`): what agents and outside writers wrote that no one has approved, and
 the saves held for review — across every agent (and attached server), newest first, grouped by
 agent, each with who wrote it and the turn that did; a held edit, move or delete shows the
-entry as it is and as it would be. a approves, x rejects, i edits then approves, A approves
-all of the highlighted entry's agent, enter opens the turn."""
+entry as it is and as it would be; and saves that may replace an older entry. a approves,
+x rejects, i edits then approves, A approves all of the highlighted entry's agent, enter opens
+the turn; u replaces the older entry by the save, d keeps both."""
 
 from __future__ import annotations
 
@@ -39,6 +40,38 @@ class Item:
     awaiting: Awaiting
 
 
+@dataclass(frozen=True)
+class MayReplace:
+    """A save's suggestion that it replaces an older entry: u replaces, d keeps both."""
+
+    agent: AgentName
+    old: MemoryEntry
+    new: MemoryEntry
+    change: int
+
+
+def suggestion_row(item: MayReplace) -> Text:
+    text = Text("may replace  ", style="cyan")
+    text.append(f"{item.new.time or '?'}  ", style="dim")
+    text.append(display_text(item.new.content))
+    text.append(f"\n      older: {display_text(item.old.content)}", style="dim")
+    return text
+
+
+def suggestion_text(item: MayReplace) -> Text:
+    text = Text("This save may replace an older entry (the same subject, another value).\n\n")
+    text.append("older: ", style="red")
+    text.append(f"{item.old.time or '?'}  {display_text(item.old.content)}\n")
+    text.append("newer: ", style="green")
+    text.append(f"{item.new.time or '?'}  {display_text(item.new.content)}\n\n")
+    text.append(
+        "u replaces the older one (it leaves the memory; the history keeps it) · d keeps both "
+        "(not suggested again)",
+        style="dim",
+    )
+    return text
+
+
 def item_row(item: Item) -> Text:
     awaiting = item.awaiting
     entry, record = awaiting.entry, awaiting.record
@@ -72,6 +105,8 @@ class ReviewScreen(Screen[None]):
         Binding("x", "reject", "Reject", id="review.reject"),
         Binding("i", "edit", "Edit, approve", id="review.edit"),
         Binding("A", "approve_agent", "Approve agent", id="review.approve-agent"),
+        Binding("u", "replace_older", "Replace older", id="review.replace"),
+        Binding("d", "keep_both", "Keep both", id="review.keep"),
         Binding("enter", "turn", "The turn", id="review.turn"),
     ]
 
@@ -87,7 +122,7 @@ class ReviewScreen(Screen[None]):
         self.agents = agents
         self.open_turn = open_turn
         self.episodes = episodes  # the loop's episode store: the turn that wrote an entry
-        self.items: list[Item] = []
+        self.items: list[Item | MayReplace] = []
 
     def compose(self) -> ComposeResult:
         yield Label("Review", id="review-title", markup=False)
@@ -109,18 +144,19 @@ class ReviewScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="review")
     def _load(self) -> None:
-        found: list[Item] = []
+        found: list[Item | MayReplace] = []
         problems = []
         for agent in self.agents():
             try:
+                found += [MayReplace(agent, *s) for s in self.service.suggestions(agent)]
                 found += [Item(agent, a) for a in self.service.awaiting_review(agent)]
             except OryxError as exc:
                 problems.append(str(exc))
         self.app.call_from_thread(self._loaded, found, problems)
 
-    def _loaded(self, found: list[Item], problems: list[str]) -> None:
+    def _loaded(self, found: list[Item | MayReplace], problems: list[str]) -> None:
         listed = self.query_one(OptionList)
-        was = self.selected
+        was = self.highlighted
         self.items = found
         options: list[Option] = []
         agent: object = object()
@@ -130,9 +166,13 @@ class ReviewScreen(Screen[None]):
                 count = sum(1 for other in found if other.agent == agent)
                 heading = Text(f"▾ {agent_label(item.agent)} · {count}", style="bold")
                 options.append(Option(heading, id=f"agent-{index}", disabled=True))
-            options.append(Option(item_row(item), id=f"item-{index}"))
+            row = suggestion_row(item) if isinstance(item, MayReplace) else item_row(item)
+            options.append(Option(row, id=f"item-{index}"))
         listed.set_options(options)
-        title = f"Review: {entries(len(found))} awaiting approval"
+        hints = sum(isinstance(item, MayReplace) for item in found)
+        title = f"Review: {entries(len(found) - hints)} awaiting approval"
+        if hints:
+            title += f" · {hints} may replace an older entry"
         if problems:
             title += f" · ⚠ {problems[0]}"
         self.query_one("#review-title", Label).update(display_text(title))
@@ -144,6 +184,12 @@ class ReviewScreen(Screen[None]):
 
     @property
     def selected(self) -> Item | None:
+        """The awaiting change highlighted (None: nothing, or a suggestion)."""
+        item = self.highlighted
+        return item if isinstance(item, Item) else None
+
+    @property
+    def highlighted(self) -> Item | MayReplace | None:
         listed = self.query_one(OptionList)
         if listed.highlighted is None:
             return None
@@ -159,8 +205,10 @@ class ReviewScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#review-list")
     def _highlighted(self) -> None:
-        item = self.selected
-        if item is not None:
+        item = self.highlighted
+        if isinstance(item, MayReplace):
+            self.query_one("#review-text", Static).update(suggestion_text(item))
+        elif item is not None:
             self._detail(item)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="review-detail")
@@ -244,6 +292,32 @@ class ReviewScreen(Screen[None]):
         else:
             verb = "Approved" if what == "approve" else "Rejected"
             tell(self, f"{verb} {entries(len(done))} of {agent_label(agent)}.", title="Review")
+        self.app.call_from_thread(self.reload)
+
+    def action_replace_older(self) -> None:
+        item = self.highlighted
+        if not isinstance(item, MayReplace):
+            tell(self, "u replaces an older entry by a save that may replace it (may replace).")
+            return
+        self._suggestion(item, "replace")
+
+    def action_keep_both(self) -> None:
+        item = self.highlighted
+        if isinstance(item, MayReplace):
+            self._suggestion(item, "keep")
+
+    @work(thread=True, exit_on_error=False, group="review-act")
+    def _suggestion(self, item: MayReplace, what: str) -> None:
+        try:
+            if what == "replace":
+                self.service.supersede(item.agent, item.old.id, item.new.id)
+            else:
+                self.service.dismiss(item.agent, item.old.id, item.new.id)
+        except OryxError as exc:
+            tell(self, str(exc), severity="error")
+        else:
+            done = "Replaced the older entry" if what == "replace" else "Kept both entries"
+            tell(self, f"{done} in {agent_label(item.agent)}.", title="Review")
         self.app.call_from_thread(self.reload)
 
     def action_edit(self) -> None:

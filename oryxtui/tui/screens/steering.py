@@ -8,6 +8,7 @@ from operator import methodcaller
 # What `steer` does to the memory view, by name (the entry keys, R, A and e).
 STEERS = {
     "edit_entry": methodcaller("edit_entry"),
+    "replace_entry": methodcaller("replace_entry"),
     "move_entry": methodcaller("move_entry"),
     "delete_entry": methodcaller("delete_entry"),
     "remove_duplicates": methodcaller("remove_duplicates"),
@@ -19,6 +20,7 @@ STEERS = {
 CHANGES = {
     "save_entry": "saving",
     "edit_entry": "editing an entry",
+    "replace_entry": "replacing an entry",
     "move_entry": "moving an entry",
     "delete_entry": "deleting an entry",
     "consolidate": "writing a digest",

@@ -55,6 +55,7 @@ class EntryView(ScrollView, can_focus=True):
         Binding("end", "jump(-1)", "Newest", show=False),
         # The entry at the cursor: in the footer while a pane of entries has the focus.
         Binding("i", "screen.steer('edit_entry')", "Edit", id="edit-entry"),
+        Binding("u", "screen.steer('replace_entry')", "Replace", id="replace-entry"),
         Binding("m", "screen.steer('move_entry')", "Move", id="move"),
         Binding("x", "screen.steer('delete_entry')", "Delete", id="delete"),
         Binding("D", "screen.steer('remove_duplicates')", "Repeats", id="duplicates"),

@@ -254,6 +254,21 @@ class MemoryView(Vertical):
             EditEntryScreen(entry, edit), partial(self._changed, agent, "Entry edited")
         )
 
+    def replace_entry(self) -> None:
+        """The entry replaced by what is true now: a new entry, stamped now; the old one
+        leaves the memory and stays in the history."""
+        if (steer := self._steer()) is None:
+            return
+        agent, entry = steer
+
+        def replace(text: str) -> MemoryEntry:
+            return self.service.replace(agent, entry.id, text)[1]
+
+        self.app.push_screen(
+            EditEntryScreen(entry, replace, replacing=True),
+            partial(self._changed, agent, "Entry replaced"),
+        )
+
     def delete_entry(self) -> None:
         if (steer := self._steer()) is None:
             return
