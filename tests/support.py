@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -40,6 +40,17 @@ ROUTINE_NOTES = [
 
 def fixed_clock() -> datetime:
     return FIXED_NOW
+
+
+class Ticking:
+    """A clock a minute later at every reading, from 2026-07-01 09:00."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 7, 1, 9, 0, 0)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
 
 
 def make_agent(workspace: Workspace, name: str, front_matter: str = "") -> Path:

@@ -180,6 +180,8 @@ def change_json(record: Record) -> dict[str, Any]:
         "added": len(record.after),
         "removed": len(record.before),
     }
+    if record.successor is not None:  # a replacement by an entry already there
+        told["successor"] = _key_json(record.successor)
     if sum(len(line) for _, line in (*record.before, *record.after)) <= MAX_CHANGE_CHARS:
         told["before"] = [_key_json(key) for key in record.before]
         told["after"] = [_key_json(key) for key in record.after]
@@ -248,6 +250,9 @@ def told_change(
     time, session = item.get("time"), item.get("session")
     if at is None or was_at is None or not isinstance(op, str) or not isinstance(actor, str):
         return None
+    successor = told_entry(item.get("successor")) if item.get("successor") is not None else None
+    if item.get("successor") is not None and successor is None:
+        return None
     record = Record(
         item["n"],
         op,
@@ -258,6 +263,7 @@ def told_change(
         after=tuple((entry.scope, entry.line) for entry in after),
         at=at,
         was_at=was_at,
+        successor=None if successor is None else (successor.scope, successor.line),
     )
     return record, (tuple(entry.id for entry in before), tuple(entry.id for entry in after))
 

@@ -95,6 +95,11 @@ def test_every_kind_of_change_is_applied_to_the_copy_exactly(
         ("edit", lambda: writer.edit("ops", archival()[1].id, "note 1, corrected")),
         ("move", lambda: writer.move("ops", archival()[2].id, "core")),
         ("delete", lambda: writer.delete("ops", archival()[0].id)),
+        ("replace", lambda: writer.replace("ops", archival()[-2].id, "pager rota: tuesdays")),
+        (
+            "replace by one there",
+            lambda: writer.supersede("ops", archival()[0].id, archival()[-1].id),
+        ),
     ]
     if writer.backend == "markdown":  # windowed: older entries to digest; a file to edit
         steps.append(("digest", lambda: writer.consolidate("ops")))

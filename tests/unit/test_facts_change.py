@@ -18,18 +18,7 @@ from oryxtui.memory.history.records import parsed
 from oryxtui.memory.updates import Subjects, reports_done
 from oryxtui.workspace import Workspace
 from tests.backends import BACKENDS, backend_settings
-from tests.support import make_agent
-
-
-class Ticking:
-    """A minute later at every reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 7, 1, 9, 0, 0)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(minutes=1)
-        return self.now
+from tests.support import Ticking, make_agent
 
 
 def open_service(
