@@ -32,6 +32,8 @@ from oryxtui.workspace import is_valid_agent_name
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
+    from oryxtui.memory.transfer import Retiring
+    from oryxtui.places import Memory
 
 
 @MEMORY.command(
@@ -181,7 +183,8 @@ def export(args: argparse.Namespace) -> int:
         snapshot = service.snapshot(agent)
         if snapshot.warning:
             warn(snapshot.warning)
-        memories.append(Exported(agent, snapshot.core, snapshot.archival))
+        replaced = [] if args.format != "jsonl" else _replaced(service, agent)
+        memories.append(Exported(agent, snapshot.core, snapshot.archival, replaced))
     text = to_jsonl(memories) if args.format == "jsonl" else to_markdown(memories)
     if args.output and args.output != "-":
         _write_export(Path(args.output), text)
@@ -190,6 +193,30 @@ def export(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)  # exact: a backup, whatever the terminal
     return EXIT_OK
+
+
+def _replaced_by_agent(
+    text: str, source: str, into: str | None
+) -> dict[str | None, list[Retiring]]:
+    """The versions an export says were replaced, by the agent they go to."""
+    from oryxtui.memory.transfer import replaced_in_export
+
+    replaced: dict[str | None, list[Retiring]] = {}
+    for agent, gone in replaced_in_export(text, source):
+        replaced.setdefault(into if into else agent, []).append(gone)
+    return replaced
+
+
+def _replaced(service: Memory, agent: str | None) -> list[Retiring]:
+    """The versions replaced in the memory, as an export carries them (none without a
+    history)."""
+    from oryxtui.memory.transfer import Retiring
+
+    try:
+        versions = service.replaced_versions(agent)
+    except UsageError:
+        return []
+    return [Retiring(v.entry, v.until, v.successor) for v in versions[::-1]]
 
 
 def _write_export(path: Path, text: str) -> None:
@@ -254,6 +281,7 @@ def import_(args: argparse.Namespace) -> int:
     )
     workspace = here.workspace
     imported = read_export(text, source)  # the whole file is read (and may be refused) first
+    replaced = _replaced_by_agent(text, source, args.agent)
     if args.agent is not None and not is_valid_agent_name(args.agent):
         raise UsageError(f"{args.agent!r} is not a valid agent name; nothing was imported.")
     grouped: dict[str | None, list[MemoryEntry]] = {}
@@ -275,20 +303,22 @@ def import_(args: argparse.Namespace) -> int:
     for agent, given in grouped.items():
         if agent in holding:
             written, skipped = service.import_entries(agent, given, source)
-            report[agent] = (len(written), skipped)
+            kept = service.import_replaced(agent, replaced.get(agent, []))
+            report[agent] = (len(written), skipped, kept)
     if args.json:
         print_json(
             {
                 "agents": [
-                    {"agent": agent, "imported": done, "skipped": skipped}
-                    for agent, (done, skipped) in report.items()
+                    {"agent": agent, "imported": done, "skipped": skipped, "replaced": kept}
+                    for agent, (done, skipped, kept) in report.items()
                 ]
             }
         )
         return EXIT_OK
     if not report:
         sys.stdout.write(f"No entries in {source}.\n")
-    for agent, (done, skipped) in report.items():
+    for agent, (done, skipped, kept) in report.items():
         also = f" ({skipped:,} already there)" if skipped else ""
+        also += f"; {kept:,} replaced {'version' if kept == 1 else 'versions'} kept" if kept else ""
         sys.stdout.write(f"Imported {entries(done)} into {agent_label(agent)}{also}.\n")
     return EXIT_OK

@@ -39,24 +39,37 @@ _TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M")
 
 
 @dataclass(frozen=True)
+class Retiring:
+    """A version no longer true, as an export carries it: when it stopped being true and the
+    entry that replaced it."""
+
+    entry: MemoryEntry
+    until: str | None
+    successor: MemoryEntry
+
+
+@dataclass(frozen=True)
 class Exported:
-    """One agent's memory, as exported."""
+    """One agent's memory, as exported: its entries, and (JSON lines) the versions replaced."""
 
     agent: str | None
     core: Sequence[MemoryEntry]
     archival: Sequence[MemoryEntry]
+    replaced: Sequence[Retiring] = ()
 
 
 def to_jsonl(memories: Iterable[Exported]) -> str:
-    return "".join(
-        json.dumps(
-            {"agent": memory.agent, "scope": entry.scope.value, **entry.to_json()},
-            ensure_ascii=False,
-        )
-        + "\n"
-        for memory in memories
-        for entry in [*memory.core, *memory.archival]
-    )
+    lines = []
+    for memory in memories:
+        for entry in [*memory.core, *memory.archival]:
+            told: dict[str, object] = {"agent": memory.agent, "scope": entry.scope.value}
+            lines.append(json.dumps(told | entry.to_json(), ensure_ascii=False) + "\n")
+        for gone in memory.replaced:
+            by = {"time": gone.successor.time, "content": gone.successor.content}
+            told = {"agent": memory.agent, "scope": gone.entry.scope.value}
+            told |= gone.entry.to_json() | {"replaced": {"until": gone.until, "by": by}}
+            lines.append(json.dumps(told, ensure_ascii=False) + "\n")
+    return "".join(lines)
 
 
 def marker(agent: str | None) -> str:
@@ -136,29 +149,57 @@ def _checked_time(time: str | None, source: str, number: int, now: datetime) -> 
 
 
 def _from_jsonl(text: str, source: str, unnamed: str | None, now: datetime) -> list[Imported]:
-    found: list[Imported] = []
+    return [(agent, entry) for agent, entry, gone in _jsonl(text, source, unnamed, now) if not gone]
+
+
+def replaced_in_export(
+    text: str, source: str, unnamed: str | None = None, now: datetime | None = None
+) -> list[tuple[str | None, Retiring]]:
+    """The versions a JSON lines export says were replaced (none in MEMORY.md text), each with
+    its agent; checked as the entries are."""
+    if text.lstrip(BOM + " \t\r\n")[:1] != "{":
+        return []
+    found = _jsonl(text, source, unnamed, now or datetime.now())
+    return [(agent, gone) for agent, _, gone in found if gone is not None]
+
+
+def _jsonl(
+    text: str, source: str, unnamed: str | None, now: datetime
+) -> list[tuple[str | None, MemoryEntry, Retiring | None]]:
+    found: list[tuple[str | None, MemoryEntry, Retiring | None]] = []
     for number, raw in enumerate(text.removeprefix(BOM).split("\n"), 1):
         if not raw.strip():
             continue
         try:
             item = json.loads(raw)
             scope = Scope(str(item.get("scope") or "archival").lower())
-            content = item["content"]
-            time = item.get("time")
-            if not isinstance(content, str) or not isinstance(time, str | None):
-                raise TypeError("content and time are text")
+            entry = _told(item, scope)
+            gone = item.get("replaced")
+            retiring = None
+            if gone is not None:
+                until = gone.get("until")
+                if not isinstance(until, str | None):
+                    raise TypeError("until is text")
+                retiring = Retiring(entry, until, _told(gone["by"], scope))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             raise _refused(
                 source,
                 number,
                 "is not an exported entry (a JSON object with scope, time and content)",
             ) from None
-        time = time or None
-        _checked_time(time, source, number, now)
+        _checked_time(entry.time, source, number, now)
         agent = _agent(item["agent"], source, number) if "agent" in item else unnamed
-        line = entry_line(time, content) if time else f"- {content}"
-        found.append((agent, MemoryEntry(scope, time, content, line)))
+        found.append((agent, entry, retiring))
     return found
+
+
+def _told(item: dict[str, object], scope: Scope) -> MemoryEntry:
+    """An entry of an export line (TypeError: not one)."""
+    content, time = item["content"], item.get("time")
+    if not isinstance(content, str) or not isinstance(time, str | None):
+        raise TypeError("content and time are text")
+    time = time or None
+    return MemoryEntry(scope, time, content, entry_line(time, content) if time else f"- {content}")
 
 
 def _from_markdown(text: str, source: str, unnamed: str | None, now: datetime) -> list[Imported]:

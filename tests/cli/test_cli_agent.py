@@ -32,6 +32,7 @@ def test_prompt_json_has_its_blocks(demo: Path) -> None:
     assert {t["function"]["name"] for t in prompt["tools"]} == {
         "save_memory",
         "recall_memory",
+        "update_memory",
         "search_conversations",
     }
 

@@ -580,6 +580,8 @@ def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
     (deleted,) = [r for r in person.history("ops") if r.op == "delete"]
     person.bring_back("ops", deleted)
     person.move("ops", kept.id, "core")
+    freeze = person.save("ops", "the freeze window is Dec 18 to Jan 3", "archival")
+    person.replace("ops", freeze.id, "the freeze window is Dec 20 to Jan 5")  # what is true now
     approved = agent.save("ops", "the user prefers short answers", "archival")
     agent.save("ops", "the user is on call this week", "archival")
     person.approve("ops", [approved.id])
@@ -598,6 +600,7 @@ def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
     assert said.returncode == 0, said.stderr
     with sqlite3.connect(here.db_path) as db:
         ((session_id,),) = db.execute("SELECT session_id FROM sessions").fetchall()
+    past_view = ("memory", "recall", "--agent", "ops", "freeze window", "--include-replaced")
     conversations = [
         ("sessions", "list", "--agent", "ops"),
         ("sessions", "show", session_id),
@@ -614,13 +617,15 @@ def test_a_lived_memory_moves_with_its_history_and_reads_the_same(
                 assert shown.returncode == 0, shown.stderr
                 # Where it lives is the one thing that differs.
                 views[(name, command)] = re.sub(r'"backend": "\w+"', "", shown.stdout)
-        for command in conversations:
+        for command in [*conversations, past_view]:
             shown = run_oryxtui(*command, *root, "--json", env=env)
             assert shown.returncode == 0, shown.stderr
             views[command] = shown.stdout
         return views
 
     before = seen()
+    replaced = json.loads(before[past_view])["hits"]
+    assert [h["content"] for h in replaced if "replaced" in h] == [freeze.content]
     moved = run_oryxtui("db", "migrate", *root, "--to", database_url, "--json")
     assert moved.returncode == 0, moved.stderr
     assert json.loads(moved.stdout)["history_carried"]["ops"] >= 9

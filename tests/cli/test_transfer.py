@@ -18,7 +18,7 @@ from oryxtui.errors import UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER, TIME_FORMAT, sanitize_content
 from oryxtui.workspace import Workspace, init_workspace
-from tests.support import cli, fixed_clock, make_agent, run_oryxtui
+from tests.support import Ticking, cli, fixed_clock, make_agent, run_oryxtui
 
 
 def entries(service: MemoryService, agent: str | None) -> list[tuple[str, str | None, str]]:
@@ -58,6 +58,45 @@ def test_export_then_import_into_another_workspace(tmp_path: Path, form: str, ba
     )
     assert {a["imported"] for a in json.loads(again.stdout)["agents"]} == {0}
     assert after.history("atlas")[0].op == "import"
+
+
+@pytest.mark.parametrize("backend", ["markdown", "sqlite"])
+def test_replaced_versions_travel_with_a_json_lines_export(tmp_path: Path, backend: str) -> None:
+    source = init_workspace(tmp_path / "from")
+    make_agent(source, "ops")
+    service = MemoryService.open(source, Settings(), clock=Ticking())
+    first = service.save("ops", "The freeze window is Dec 18 to Jan 3.")
+    second = service.replace("ops", first.id, "The freeze window is Dec 20 to Jan 5.")[1]
+    third = service.replace("ops", second.id, "The freeze window is Dec 22 to Jan 7.")[1]
+    (until,) = {v.until for v in service.replaced_versions("ops") if v.entry == first}
+    dump = tmp_path / "ops.jsonl"
+    assert (
+        cli("memory", "export", "--root", str(source.root), "--agent", "ops", "-o", str(dump)).code
+        == 0
+    )
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert [line["content"] for line in lines if "replaced" not in line] == [third.content]
+    markdown = cli(
+        "memory", "export", "--root", str(source.root), "--agent", "ops", "--format", "md"
+    )
+    assert "Dec 18" not in markdown.stdout  # MEMORY.md text holds what is current, as upstream
+    target = init_workspace(tmp_path / "to")
+    (target.root / "config.toml").write_text(f'[memory]\nbackend = "{backend}"\n')
+    make_agent(target, "ops")
+    done = cli("memory", "import", str(dump), "--root", str(target.root), "--json")
+    assert done.code == 0, done.stderr
+    assert json.loads(done.stdout)["agents"] == [
+        {"agent": "ops", "imported": 1, "skipped": 0, "replaced": 2}
+    ]
+    there = MemoryService.open(target, Settings.model_validate({"memory": {"backend": backend}}))
+    assert entries(there, "ops") == [("archival", third.time, third.content)]
+    versions = {v.entry.content: v for v in there.replaced_versions("ops")}
+    assert set(versions) == {first.content, second.content}
+    assert versions[first.content].until == until  # when it stopped being true, kept
+    assert versions[first.content].successor.content == second.content
+    assert {v.current.content for v in versions.values()} == {third.content}
+    again = cli("memory", "import", str(dump), "--root", str(target.root), "--json")
+    assert json.loads(again.stdout)["agents"][0]["replaced"] == 0  # known already
 
 
 def test_import_into_one_agent_skips_what_is_there_and_cleans_what_it_reads(

@@ -152,6 +152,7 @@ class Record:
     settles: tuple[int, ...] = ()  # a review or discard: the holds it approves or rejects
     successor: Key | None = None  # a replace or dismiss: the entry taking `before`'s place
     may_update: tuple[Key, ...] = ()  # a save: the entries it probably replaces (suggested)
+    until: str | None = None  # an imported replacement: when it stopped being true, where known
 
     @property
     def succeeded_by(self) -> Key | None:
@@ -207,6 +208,8 @@ class Record:
             fields["successor"] = _stored_key(self.successor)
         if self.may_update:
             fields["may_update"] = [_stored_key(key) for key in self.may_update]
+        if self.until is not None:
+            fields["until"] = self.until
         return fields
 
     def to_json(self, agent: str | None) -> dict[str, object]:
@@ -333,6 +336,7 @@ def parsed(raw: str, last: int) -> Record | None:
             settles=tuple(_number(v, 1, MAX_NUMBER) for v in _items(stored.get("settles"))),
             successor=successor,
             may_update=may_update,
+            until=until if isinstance(until := stored.get("until"), str) and until else None,
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

@@ -40,7 +40,8 @@ def retired(records: Iterable[Record]) -> dict[Key, Retired]:
         successor = record.succeeded_by or _hand_replacement(record)
         if successor is not None:
             for key in record.before:
-                found[key] = Retired(key, record.time, successor, record.n, record.actor)
+                until = record.until or record.time
+                found[key] = Retired(key, until, successor, record.n, record.actor)
         if record.op not in MARKS:
             for key in record.after:
                 found.pop(key, None)

@@ -5,7 +5,7 @@ recall — as they stood at any moment."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
 from oryxtui.memory.service.steering import Steering
 from oryxtui.memory.snapshot import Corpus, MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
+from oryxtui.memory.transfer import Retiring
 from oryxtui.memory.updates import Subjects, Update
 from oryxtui.memory.window import render_context
 from oryxtui.phrases import agent_label
@@ -254,6 +255,27 @@ class Currency(Steering):
             item.change,
             item.actor,
         )
+
+    def import_replaced(self, agent: AgentArg, versions: Sequence[Retiring]) -> int:
+        """Versions an export says were replaced, recorded so in this memory's history (their
+        time and successor kept) through the one entry path; one that is current here, or
+        known replaced already, is left. Returns how many were recorded."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        snapshot = self.snapshot(name)
+        present = {(e.scope, e.line) for e in [*snapshot.core, *snapshot.archival]}
+        gone = retired(store.changes(name).records)
+        what = "the replaced versions of the import"
+        recorded = 0
+        for version in versions:
+            entry, successor = self.admission.entries([version.entry, version.successor], what)
+            if (entry.scope, entry.line) in present or (entry.scope, entry.line) in gone:
+                continue
+            record = change("replace", self.by, before=[entry])
+            key = (successor.scope, successor.line)
+            store.note(name, replace(record, successor=key, until=version.until))
+            recorded += 1
+        return recorded
 
     # As of a moment ----------------------------------------------------------------------------
 
