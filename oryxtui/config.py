@@ -204,6 +204,9 @@ class MemorySettings(_Section):
     # Off, as upstream since 86b6bab: a `触发「question」⇒ reply` entry after every turn floods
     # recall with echoed questions, and weak models repeat them.
     footprint: bool = False
+    # Each save is checked for the entries it probably replaces (the same subject, another
+    # value): named with the save and in the review inbox, never acted on unasked.
+    may_update: bool = True
     mem0: Mem0Settings = Mem0Settings()
     recall: RecallSettings = RecallSettings()
     consolidate: ConsolidateSettings = ConsolidateSettings()

@@ -19,7 +19,7 @@ Python; the terms are the lexical route's."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from oryxtui.memory.format import MemoryEntry
@@ -81,6 +81,18 @@ class Subjects:
         self.postings: dict[str, list[int]] = {}
         for entry in entries:
             self.add(entry)
+
+    def follow(self, entries: Sequence[MemoryEntry]) -> bool:
+        """Take in the entries appended since (True); False when the memory changed some other
+        way (then it is indexed again)."""
+        have = len(self.entries)
+        if len(entries) < have or (
+            have and (entries[0] != self.entries[0] or entries[have - 1] != self.entries[-1])
+        ):
+            return False
+        for entry in entries[have:]:
+            self.add(entry)
+        return True
 
     def add(self, entry: MemoryEntry) -> None:
         held = frozenset(terms(entry.content))

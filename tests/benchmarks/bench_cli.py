@@ -1,6 +1,8 @@
 """The CLI as hooks and scripts call it: whole `oryxtui memory save` / `memory recall` processes
 on the demo workspace (recall with the demo's embedder — `onnx` where its extra is installed —
-and with `local` and none, a question by meaning each), and `oryxtui sessions search` over
+and with `local` and none, a question by meaning each), a save with and without the check of
+what it may replace (`[memory] may_update`) on the demo and on 10,000 entries, and `oryxtui
+sessions search` over
 10,000 and 100,000 past turns, next to a script that imports pydantic and builds one model
 (and `python -c "import pydantic"`), measured in the same run.
 
@@ -62,6 +64,16 @@ def fill_sessions(root: Path, episodes: int) -> None:
         sessions.append(session, *messages)
 
 
+def fill_memory(path: Path, size: int) -> None:
+    """`size` archival entries of routine notes in the agent's MEMORY.md, after what is there."""
+    lines = [
+        f"- [2026-0{1 + i // 40_000}-01 00:00:00] note {i}: checks of service s{i % 97} "
+        f"passed in {i % 50} s"
+        for i in range(size)
+    ]
+    path.write_text(path.read_text() + "\n".join(lines) + "\n", encoding="utf-8")
+
+
 def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[str, object]:
     oryxtui = str(Path(sys.executable).parent / "oryxtui")
     with tempfile.TemporaryDirectory() as folder:
@@ -93,6 +105,22 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
                 *at,
                 MEANING,
             ]
+        # A save checks what it may replace: the same save without the check, on the demo and
+        # on a memory of 10,000 entries (a fresh process reads and weighs every entry).
+        for size in (0, 10_000):
+            for checked in (True, False):
+                home = Path(folder) / f"save-{size}-{checked}"
+                shutil.copytree(demo, home)
+                config = home / ".oryxos" / "config.toml"
+                config.write_text(
+                    config.read_text() + f"\n[memory]\nmay_update = {str(checked).lower()}\n"
+                )
+                if size:
+                    fill_memory(home / ".oryxos" / "agents" / "ops-bot" / "MEMORY.md", size)
+                name = "memory_save" + (f"_{size // 1000}k" if size else "")
+                name += "" if checked else "_unchecked"
+                at = ["--root", str(home), "--agent", "ops-bot"]
+                commands[name] = [oryxtui, "memory", "save", *at, "benchmark entry"]
         for size in episodes:
             root = Path(folder) / f"turns-{size}"
             subprocess.run(
@@ -117,6 +145,9 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
         report[f"{name}_vs_memory_save"] = round(report[name]["median_ms"] / save, 2)  # type: ignore[index]
     for name in ("memory_save", "memory_recall"):
         report[f"{name}_vs_pydantic_model"] = round(report[name]["median_ms"] / baseline, 2)  # type: ignore[index]
+    for name in ("memory_save", "memory_save_10k"):
+        plain = report[f"{name}_unchecked"]["median_ms"]  # type: ignore[index]
+        report[f"{name}_vs_unchecked"] = round(report[name]["median_ms"] / plain, 2)  # type: ignore[index]
     save = report["memory_save"]["median_ms"]  # type: ignore[index]
     for size in episodes:
         search = report[f"sessions_search_{size}"]["median_ms"]  # type: ignore[index]

@@ -4,6 +4,7 @@ oryxos.db and a real PostgreSQL."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta
 
@@ -212,3 +213,53 @@ def test_the_check_tells_updates_from_repeats_logs_and_other_subjects() -> None:
     assert subjects.updated_by("Looked up the weather for Ana: 30 degrees.") == []  # done
     assert reports_done("Deployed gateway 1.2") and not reports_done("Staging host is x")
     assert subjects.updated_by("") == [] and Subjects().updated_by("anything") == []
+
+
+def test_a_compacted_history_keeps_what_was_replaced() -> None:
+    from oryxtui.memory.history import change
+    from oryxtui.memory.history.log import baseline
+    from oryxtui.memory.history.validity import retired
+
+    old, new = entry("the gateway is 10.0.0.1"), entry("the gateway is 10.0.0.7")
+    made = [
+        dataclasses.replace(
+            change("save", Actor("cli"), after=[old]), n=1, time="2026-07-01T09:00:00"
+        ),
+        dataclasses.replace(
+            change("replace", Actor("agent"), before=[old], after=[new]),
+            n=2,
+            time="2026-07-02T09:00:00",
+        ),
+    ]
+    folded = baseline(made)
+    read = parsed(json.dumps(folded.stored()), 0)
+    assert read is not None and read.op in ("baseline", "untracked")
+    (version,) = retired([read]).values()
+    assert version.key == (Scope.ARCHIVAL, old.line)  # type: ignore[attr-defined]
+    assert version.until == "2026-07-02T09:00:00" and version.actor == "agent"
+    assert version.successor == (Scope.ARCHIVAL, new.line)  # type: ignore[attr-defined]
+    forged = {**folded.stored(), "retired": [{"scope": "archival", "line": "x"}]}
+    assert parsed(json.dumps(forged), 0) is None
+
+
+def test_the_check_follows_other_writers(workspace: Workspace) -> None:
+    make_agent(workspace, "ops")
+    service = MemoryService.open(workspace, Settings(), clock=Ticking())
+    for n in range(30):
+        service.save("ops", f"Routine check {n} of service s{n}: all green.")
+    assert service.save_checked("ops", "Unrelated words entirely.").may_update == ()
+    path = workspace.memory_file("ops")  # another program appends, behind oryxtui's back
+    path.write_text(
+        path.read_text() + "- [2026-07-02 09:00:00] Primary region for ledger is eu-west-1.\n"
+    )
+    later = service.save_checked("ops", "Primary region for ledger is now us-east-2.")
+    assert [u.entry.content for u in later.may_update] == [
+        "Primary region for ledger is eu-west-1."
+    ]
+    lines = path.read_text().splitlines()  # … or rewrites one in the middle: read again whole
+    path.write_text("\n".join(line for line in lines if "check 3 " not in line) + "\n")
+    assert service.may_update("ops", "Primary region for ledger: ap-south-1.") != []
+    off = MemoryService.open(
+        workspace, Settings.model_validate({"memory": {"may_update": False}}), clock=Ticking()
+    )
+    assert off.save_checked("ops", "Primary region for ledger is now eu-north-1.").may_update == ()

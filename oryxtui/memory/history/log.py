@@ -22,6 +22,7 @@ from oryxtui.memory.files import (
 from oryxtui.memory.format import Clock, MemoryEntry
 from oryxtui.memory.history.records import Lines, Record, Signature, cleaned, parsed
 from oryxtui.memory.history.replay import Replay, finding, keys_of
+from oryxtui.memory.history.validity import retired
 from oryxtui.privacy import private_opener
 from oryxtui.workspace import Workspace
 
@@ -261,7 +262,7 @@ def numbered(log: Log, pending: list[Record], clock: Clock) -> list[Record]:
 
 def baseline(folded: list[Record]) -> Record:
     """One record standing for `folded` (the oldest records of a history): the memory as they
-    left it, what oryxtui wrote and the digests."""
+    left it, what oryxtui wrote, the digests and the versions replaced."""
     replay = Replay()
     for record in folded:
         replay.apply(record)
@@ -277,4 +278,5 @@ def baseline(folded: list[Record]) -> Record:
         ours=tuple(replay.ours),
         digests=tuple(replay.digests),
         signature=last.signature,
+        retired=tuple((r.key, r.until, r.successor, r.actor) for r in retired(folded).values()),
     )

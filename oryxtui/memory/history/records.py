@@ -153,6 +153,8 @@ class Record:
     successor: Key | None = None  # a replace or dismiss: the entry taking `before`'s place
     may_update: tuple[Key, ...] = ()  # a save: the entries it probably replaces (suggested)
     until: str | None = None  # an imported replacement: when it stopped being true, where known
+    # A baseline: the versions replaced in the records it folded (line, until, successor, by)
+    retired: tuple[tuple[Key, str | None, Key, str], ...] = ()
 
     @property
     def succeeded_by(self) -> Key | None:
@@ -210,6 +212,11 @@ class Record:
             fields["may_update"] = [_stored_key(key) for key in self.may_update]
         if self.until is not None:
             fields["until"] = self.until
+        if self.retired:
+            fields["retired"] = [
+                {**_stored_key(key), "until": until, "successor": _stored_key(by), "actor": actor}
+                for key, until, by, actor in self.retired
+            ]
         return fields
 
     def to_json(self, agent: str | None) -> dict[str, object]:
@@ -312,7 +319,7 @@ def parsed(raw: str, last: int) -> Record | None:
         signature = stored.get("signature")
         time, session, actor = stored.get("time"), stored.get("session"), stored.get("actor")
         via = stored.get("via")
-        successor, may_update = _validity(stored)
+        successor, may_update, retired = _validity(stored)
         return Record(
             n,
             op,
@@ -337,6 +344,7 @@ def parsed(raw: str, last: int) -> Record | None:
             successor=successor,
             may_update=may_update,
             until=until if isinstance(until := stored.get("until"), str) and until else None,
+            retired=retired,
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
@@ -352,15 +360,27 @@ def _journal(stored: dict[str, object], last: int) -> Record | None:
     return Record(last + 1, "save", "oryxtui", after=(key,))
 
 
-def _validity(stored: dict[str, object]) -> tuple[Key | None, tuple[Key, ...]]:
-    """A replacement's successor and a save's suggestions, as written (ValueError: forged)."""
+def _validity(
+    stored: dict[str, object],
+) -> tuple[Key | None, tuple[Key, ...], tuple[tuple[Key, str | None, Key, str], ...]]:
+    """A replacement's successor, a save's suggestions and a baseline's versions replaced, as
+    written (ValueError: forged)."""
     successor = None if stored.get("successor") is None else _key(stored["successor"])
     if stored.get("successor") is not None and successor is None:
         raise ValueError("not an entry")
     may_update = [_key(item) for item in _items(stored.get("may_update"))]
     if any(key is None for key in may_update):
         raise ValueError("not an entry")
-    return successor, tuple(key for key in may_update if key is not None)
+    retired = []
+    for item in _items(stored.get("retired")):
+        if not isinstance(item, dict):
+            raise ValueError("not a version")
+        key, by = _key(item), _key(item.get("successor"))
+        until, actor = item.get("until"), item.get("actor")
+        if key is None or by is None or not isinstance(until, str | None):
+            raise ValueError("not a version")
+        retired.append((key, until, by, actor if isinstance(actor, str) else "outside"))
+    return successor, tuple(k for k in may_update if k is not None), tuple(retired)
 
 
 def _a_proposal(

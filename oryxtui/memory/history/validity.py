@@ -37,6 +37,8 @@ def retired(records: Iterable[Record]) -> dict[Key, Retired]:
     version is current again), by its line."""
     found: dict[Key, Retired] = {}
     for record in records:
+        for key, until, by, actor in record.retired:  # folded into a baseline
+            found[key] = Retired(key, until, by, record.n, actor)
         successor = record.succeeded_by or _hand_replacement(record)
         if successor is not None:
             for key in record.before:

@@ -113,6 +113,7 @@ class ServiceBase:
         # The subjects of each memory's entries, for the check of what a save replaces
         self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}
         self._subjects_lock = threading.Lock()
+        self.checks_updates = True  # [memory] may_update
         self.clock = clock
         self.max_entry_chars = max_entry_chars
         self.archival_max_chars = archival_max_chars
@@ -138,7 +139,7 @@ class ServiceBase:
             )
         store = create_store(workspace, settings, clock)
         setup = RecallSetup(memory.recall, settings.embedding, workspace.db_path)
-        return cls(
+        service = cls(
             store,
             clock,
             memory.max_entry_chars,
@@ -149,6 +150,8 @@ class ServiceBase:
             memory.review,
             settings.mcp.hold,
         )
+        service.checks_updates = memory.may_update
+        return service
 
     @property
     def by(self) -> Actor:
@@ -267,7 +270,18 @@ class ServiceBase:
             hold = replace(change("hold", by, after=[held]), may_update=suggested)
             self._held_store().note(name, hold)
             return held
-        return store.append(name, stamp, clean, parsed_scope, by, op, suggested)
+        entry = store.append(name, stamp, clean, parsed_scope, by, op, suggested)
+        self._saw_saved(name, entry)
+        return entry
+
+    def _saw_saved(self, name: str | None, entry: MemoryEntry) -> None:
+        """The subjects of the memory (the check of what a save replaces) follow a save made
+        here, rather than being read again."""
+        store, cache = self.store, self._subjects
+        if name in cache and entry.scope is Scope.ARCHIVAL and isinstance(store, Rankable):
+            with self._subjects_lock:
+                cache[name][1].add(entry)
+                cache[name] = (store.corpus_version(name), cache[name][1])
 
     def _recorded(self, so: str = " oryxtui can read; its server has its own") -> Recorded:
         """The store, when it keeps a history; mem0 does not (one sentence, `so` its end)."""

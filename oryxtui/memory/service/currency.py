@@ -124,14 +124,13 @@ class Currency(Steering):
         except OryxError:
             updates = []  # a save never fails because the check could not read the memory
         entry = self.save(name, content, scope, may_update=[u.entry for u in updates])
-        self._saw_saved(name, entry)
         return Saved(entry, tuple(updates))
 
     def may_update(self, agent: AgentArg, content: str) -> list[Update]:
         """The archival entries `content` probably replaces (none where the store cannot tell:
         a server that ranks, mem0)."""
         store = self.store
-        if not isinstance(store, Rankable):
+        if not isinstance(store, Rankable) or not self.checks_updates:
             return []
         name = self.resolve_agent(agent)
         text = self.admission.text(content)
@@ -139,26 +138,15 @@ class Currency(Steering):
         cache = self._subjects
         with self._subjects_lock:
             known = cache.get(name)
-        if known is None or known[0] != version:
-            subjects = Subjects(store.corpus(name).entries)
-            with self._subjects_lock:
-                cache[name] = (version, subjects)
-        else:
-            subjects = known[1]
-        return subjects.updated_by(text)
-
-    def _saw_saved(self, name: str | None, entry: MemoryEntry) -> None:
-        """The index of subjects follows a save made here, rather than being made again."""
-        store = self.store
-        cache = self._subjects
-        if not isinstance(store, Rankable) or name not in cache or entry.scope is Scope.CORE:
-            return
-        if self.holds_change(self.by, name):
-            return  # held: not in the memory
+        if known is not None and known[0] == version:
+            return known[1].updated_by(text)
+        entries = store.corpus(name).entries
+        subjects = known[1] if known is not None else Subjects()
         with self._subjects_lock:
-            subjects = cache[name][1]
-            subjects.add(entry)
-            cache[name] = (store.corpus_version(name), subjects)
+            if not subjects.follow(entries):  # another writer appended: only theirs is read
+                subjects = Subjects(entries)
+            cache[name] = (version, subjects)
+        return subjects.updated_by(text)
 
     # Replacing ---------------------------------------------------------------------------------
 
