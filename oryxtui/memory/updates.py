@@ -19,11 +19,12 @@ Python; the terms are the lexical route's."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from oryxtui.memory.format import MemoryEntry
-from oryxtui.memory.tokens import terms
+from oryxtui.memory.tokens import bigrams, normal, pattern, term_of, terms
 
 # How much of each entry (its shared words' weight against that and the value that differs)
 # both must share, at least …
@@ -72,6 +73,34 @@ def reports_done(content: str) -> bool:
     return (len(first) > 4 and first.endswith("ed")) or first in _DONE
 
 
+# A word of ASCII text once case-folded: what the lexical route's `word` expression finds there,
+# found twice as fast.
+_ASCII_WORD = re.compile(r"[a-z0-9_]+(?:'[a-z0-9_]+)*")
+
+
+def terms_of(contents: Iterable[str]) -> list[frozenset[str]]:
+    """Each text's terms (as `terms` gives them), read in one pass over all of them: a memory
+    of 10,000 entries in a fraction of the time one at a time takes."""
+    texts = [content.replace("\n", " ") for content in contents]
+    if not texts:
+        return []
+    joined = normal("\n".join(texts))
+    word, is_cjk = pattern("word").findall, pattern("is_cjk").match
+    known: dict[str, str | None] = {}
+    found: list[frozenset[str]] = []
+    for line in joined.split("\n"):
+        held: set[str] = set()
+        for token in set((_ASCII_WORD.findall if line.isascii() else word)(line)):
+            if token[0] >= "\u3040" and is_cjk(token):
+                held.update(bigrams(token))
+                continue
+            term = known[token] if token in known else known.setdefault(token, term_of(token))
+            if term:
+                held.add(term)
+        found.append(frozenset(held))
+    return found
+
+
 class Subjects:
     """The terms of a memory's entries, indexed for the check, kept in step with saves."""
 
@@ -79,8 +108,9 @@ class Subjects:
         self.entries: list[MemoryEntry] = []
         self.terms: list[frozenset[str]] = []
         self.postings: dict[str, list[int]] = {}
-        for entry in entries:
-            self.add(entry)
+        given = list(entries)
+        for entry, held in zip(given, terms_of(e.content for e in given), strict=True):
+            self._take(entry, held)
 
     def follow(self, entries: Sequence[MemoryEntry]) -> bool:
         """Take in the entries appended since (True); False when the memory changed some other
@@ -95,7 +125,9 @@ class Subjects:
         return True
 
     def add(self, entry: MemoryEntry) -> None:
-        held = frozenset(terms(entry.content))
+        self._take(entry, frozenset(terms(entry.content)))
+
+    def _take(self, entry: MemoryEntry, held: frozenset[str]) -> None:
         position = len(self.entries)
         self.entries.append(entry)
         self.terms.append(held)

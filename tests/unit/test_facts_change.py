@@ -9,6 +9,8 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oryxtui.config import Settings
 from oryxtui.errors import StaleEntry, UsageError
@@ -16,7 +18,8 @@ from oryxtui.memory import MemoryService
 from oryxtui.memory.format import Scope, entry_from_line
 from oryxtui.memory.history import Actor, current_actor, history_path
 from oryxtui.memory.history.records import parsed
-from oryxtui.memory.updates import Subjects, reports_done
+from oryxtui.memory.tokens import terms
+from oryxtui.memory.updates import Subjects, reports_done, terms_of
 from oryxtui.workspace import Workspace
 from tests.backends import BACKENDS, backend_settings
 from tests.support import Ticking, make_agent
@@ -263,3 +266,9 @@ def test_the_check_follows_other_writers(workspace: Workspace) -> None:
         workspace, Settings.model_validate({"memory": {"may_update": False}}), clock=Ticking()
     )
     assert off.save_checked("ops", "Primary region for ledger is now eu-north-1.").may_update == ()
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(st.text(alphabet=st.sampled_from("aZé ß'’\n-_0部署ﬁΣ.")), max_size=6))
+def test_terms_read_in_one_pass_are_each_texts_own(texts: list[str]) -> None:
+    assert terms_of(texts) == [frozenset(terms(text)) for text in texts]
