@@ -120,8 +120,9 @@ class Subjects:
             have and (entries[0] != self.entries[0] or entries[have - 1] != self.entries[-1])
         ):
             return False
-        for entry in entries[have:]:
-            self.add(entry)
+        new = entries[have:]
+        for entry, held in zip(new, terms_of(e.content for e in new), strict=True):
+            self._take(entry, held)
         return True
 
     def add(self, entry: MemoryEntry) -> None:
