@@ -68,7 +68,7 @@ def service_for(root: Path, provider: str, clock: Clock) -> MemoryService:
     return MemoryService.open(init_workspace(root), settings, clock=clock)
 
 
-def run(
+def run_set(
     root: Path, provider: str, chains: list[Chain], saves: list[Save], replacing: bool, split: str
 ) -> dict[str, Any]:
     clock = Clock()
@@ -207,45 +207,51 @@ def speed(root: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--provider", action="append", choices=["none", "local", "onnx"])
-    parser.add_argument("--split", choices=["all", "tune", "test"], default="test")
-    parser.add_argument("--quick", action="store_true", help="no speed figures")
-    options = parser.parse_args()
-    providers = options.provider or ["none", "local", *([] if missing("onnx") else ["onnx"])]
+def run(
+    providers: list[str] | None = None, split: str = "test", quick: bool = False
+) -> dict[str, Any]:
+    providers = providers or ["none", "local", *([] if missing("onnx") else ["onnx"])]
     chains, saves = build()
     report: dict[str, Any] = {
         "set": {
             "chains": len(chains),
             "versions": sum(len(c.versions) for c in chains),
             "other_entries": sum(1 for s in saves if s.chain is None),
-            "split": options.split,
+            "split": split,
         }
     }
     with tempfile.TemporaryDirectory() as folder:
         for provider in providers:
             place = Path(folder) / provider
             report[provider] = {
-                "saves_only": run(place / "saves", provider, chains, saves, False, options.split),
-                "with_replacements": run(
-                    place / "replace", provider, chains, saves, True, options.split
+                "saves_only": run_set(place / "saves", provider, chains, saves, False, split),
+                "with_replacements": run_set(
+                    place / "replace", provider, chains, saves, True, split
                 ),
             }
         # A small memory (the facts alone): its window holds most of it, old versions too.
         facts = [save for save in saves if save.chain is not None]
         small = Path(folder) / "small"
         report["small_memory_outdated_in_prompt"] = {
-            "saves_only": run(small / "saves", "none", chains, facts, False, "all")[
+            "saves_only": run_set(small / "saves", "none", chains, facts, False, "all")[
                 "outdated_in_prompt"
             ],
-            "with_replacements": run(small / "replace", "none", chains, facts, True, "all")[
+            "with_replacements": run_set(small / "replace", "none", chains, facts, True, "all")[
                 "outdated_in_prompt"
             ],
         }
-        if not options.quick:
+        if not quick:
             report["speed"] = speed(Path(folder) / "speed")
-    print(json.dumps(report, indent=2))
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--provider", action="append", choices=["none", "local", "onnx"])
+    parser.add_argument("--split", choices=["all", "tune", "test"], default="test")
+    parser.add_argument("--quick", action="store_true", help="no speed figures")
+    options = parser.parse_args()
+    print(json.dumps(run(options.provider, options.split, options.quick), indent=2))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import bench_attach
 import bench_cli
 import bench_dashboard
+import bench_facts
 import bench_guards
 import bench_import
 import bench_mcp
@@ -44,6 +45,7 @@ def collect() -> dict[str, object]:
         "turns": bench_turns.run(),
         "mcp": bench_mcp.run(),
         "guards": bench_guards.run(),
+        "facts": bench_facts.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
