@@ -4,7 +4,9 @@ approval, and acting on it (for scripts, and CI of agent configurations)."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from oryxtui.cli.common import (
     EXIT_OK,
@@ -19,6 +21,10 @@ from oryxtui.cli.common import (
 )
 from oryxtui.errors import UsageError
 from oryxtui.phrases import agent_label, entries
+
+if TYPE_CHECKING:
+    from oryxtui.memory.format import MemoryEntry
+    from oryxtui.places import Memory
 
 
 @MEMORY.command(
@@ -47,15 +53,24 @@ def review(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
         return EXIT_OK
-    found = [(agent, place.awaiting(agent)) for agent in memories_of(args, place)]
+    agents = memories_of(args, place)
+    found = [(agent, place.awaiting(agent)) for agent in agents]
+    hints = [(agent, _suggestions(service, agent)) for agent in agents]
     if args.json:
-        print_json({"awaiting": [item for _, items in found for item in items]})
+        may_replace = [
+            {"agent": agent, "old": entry_json(old), "new": entry_json(new), "change": n}
+            for agent, items in hints
+            for old, new, n in items
+        ]
+        print_json(
+            {"awaiting": [item for _, items in found for item in items], "may_replace": may_replace}
+        )
         return EXIT_OK
     waiting = [(agent, items) for agent, items in found if items]
-    if not waiting:
+    if not waiting and not any(items for _, items in hints):
         sys.stdout.write("Nothing awaits review.\n")
         return EXIT_OK
-    lines = []
+    lines = _may_replace(hints)
     for agent, items in waiting:
         lines.append(f"{agent_label(agent)} — {entries(len(items))} awaiting review\n")
         for item in items:
@@ -76,3 +91,30 @@ def review(args: argparse.Namespace) -> int:
                 lines.append(f"       user: {turn['user']}\n       reply: {turn['reply']}\n")
     show("".join(lines))
     return EXIT_OK
+
+
+Suggested = list[tuple["MemoryEntry", "MemoryEntry", int]]  # (older, newer, the save's change)
+
+
+def _suggestions(service: Memory, agent: str | None) -> Suggested:
+    """What saves probably replace in the agent's memory (none where no history is kept)."""
+    try:
+        return service.suggestions(agent)
+    except UsageError:
+        return []
+
+
+def _may_replace(
+    hints: list[tuple[str | None, list[tuple[MemoryEntry, MemoryEntry, int]]]],
+) -> list[str]:
+    lines = []
+    for agent, items in hints:
+        if not items:
+            continue
+        lines.append(f"{agent_label(agent)} — {len(items)} may replace an older entry\n")
+        flag = f" --agent {shlex.quote(agent)}" if agent else ""
+        for old, new, _ in items:
+            lines.append(f"       {new.id}  {new.time or '?'}  {new.content}\n")
+            lines.append(f"       may replace {old.id}  {old.time or '?'}  {old.content}\n")
+            lines.append(f"       oryxtui memory replace{flag} {old.id} --by {new.id}\n")
+    return lines
