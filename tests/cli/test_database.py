@@ -329,6 +329,15 @@ def test_every_kind_of_change_is_announced(tmp_path: Path, database_url: str) ->
         while not wanted <= set(heard):
             assert time.monotonic() < deadline, heard
             time.sleep(0.01)
+        # A replacement is told too: this host reads the fact that changed, and its history.
+        told = len(heard)
+        old = next(e for e in there.snapshot("ops").archival if e.content == "deploys on tuesdays")
+        there.replace("ops", old.id, "deploys on thursdays")
+        while MemoryChange("ops") not in heard[told:]:
+            assert time.monotonic() < deadline, heard
+            time.sleep(0.01)
+        assert "deploys on thursdays" in here.build_context("ops")
+        assert [v.entry for v in here.replaced_versions("ops")] == [old]
     finally:
         stop.set()
         listening.join(timeout=10)
