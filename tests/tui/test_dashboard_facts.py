@@ -54,8 +54,17 @@ async def test_the_inbox_offers_what_a_save_may_replace(workspace: Workspace) ->
     assert [u.entry for u in second.may_update] == [second_old]
     memory_file = workspace.memory_file("alpha")
     app = make_app(workspace)
-    async with app.run_test(size=(160, 45)) as pilot:
-        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 64)
+    async with app.run_test(size=(160, 45), notifications=True) as pilot:
+        archival = archival_pane(app)
+        await wait_for(pilot, lambda: archival.view.row_count == 64)
+        await focus_pane(pilot, archival)  # the newest entry: o says what it may replace
+        await pilot.press("o")
+
+        def said() -> list[str]:
+            return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+
+        await wait_for(pilot, lambda: any("This entry may replace" in m for m in said()))
+        assert any("Primary region for ledger is eu-west-1." in m for m in said())
         await pilot.press("I")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
         screen = app.screen

@@ -126,6 +126,7 @@ def _origin(screen: DashboardScreen, agent: AgentName, entry: MemoryEntry) -> No
     except OryxError as exc:
         tell(screen, str(exc), severity="error")
         return
+    _may_replace(screen, agent, entry)
     origin = origins.get(entry.id, {"by": "unknown"})
     session = origin.get("session")
     if session:
@@ -142,6 +143,25 @@ def _origin(screen: DashboardScreen, agent: AgentName, entry: MemoryEntry) -> No
         change = f"{origin.get('op', 'a change')} #{origin.get('change')}"
         said = f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
     tell(screen, said, title="Origin")
+
+
+def _may_replace(screen: DashboardScreen, agent: AgentName, entry: MemoryEntry) -> None:
+    """Beside its origin: what the entry may replace, or what may replace it."""
+    try:
+        found = screen.service.suggestions(agent)
+    except OryxError:
+        return  # a memory without a history suggests nothing
+    act = "the review inbox (I) replaces it in one key (u)"
+    for old, new, _ in found:
+        if new.id == entry.id:
+            said = f"This entry may replace the older one of {old.time or 'no time'}: {old.content}"
+            tell(screen, f"{said} — {act}.", title="May replace")
+        elif old.id == entry.id:
+            tell(
+                screen,
+                f"A newer entry may replace this one: {new.content} — {act}.",
+                title="May be out of date",
+            )
 
 
 # The review inbox, and recall --------------------------------------------------------------------
