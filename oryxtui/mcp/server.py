@@ -32,6 +32,7 @@ from oryxtui.agent.tools import ToolExecutor
 from oryxtui.api.events import EventLog
 from oryxtui.api.feed import EventFeed
 from oryxtui.api.keys import OPEN, Caller
+from oryxtui.api.keys import Scope as KeyScope
 from oryxtui.errors import OryxError
 from oryxtui.mcp.tools import EDITS, current_caller, mcp_tools
 from oryxtui.memory.events import MemoryChange, Reset, from_json
@@ -131,7 +132,7 @@ class MemoryServer(MCPServer[Any]):
         for tool in self.tools.values():
             schema = tool.Input.model_json_schema()
             schema.pop("title", None)
-            writes = tool.name in ("save_memory", *EDITS)
+            writes = getattr(tool, "needs", KeyScope.READ) >= KeyScope.WRITE
             listed.append(
                 types.Tool(
                     name=tool.name,

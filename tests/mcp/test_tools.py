@@ -80,6 +80,7 @@ async def test_the_tools_a_client_sees_are_described_for_a_model(ops: Workspace)
         replace = tools["replace_memory"]
         assert replace.input_schema["required"] == ["id", "content"]
         assert replace.annotations is not None and replace.annotations.destructive_hint
+        assert replace.annotations.read_only_hint is False
         save = tools["save_memory"]
         assert save.input_schema["required"] == ["content"]
         assert set(save.input_schema["properties"]) == {"content", "scope"}
