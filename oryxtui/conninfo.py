@@ -13,14 +13,17 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from oryxtui.errors import UsageError
+
 SCHEMES = ("postgresql://", "postgres://")
 SECRET_KEYS = frozenset({"password", "sslpassword"})
 UNREADABLE = "(a database url that cannot be read)"
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
 
 
-class ConnInfoError(ValueError):
-    """A database url or connection string that cannot be read (the message never repeats it)."""
+class ConnInfoError(UsageError, ValueError):
+    """A database url or connection string that cannot be read (the message never repeats it);
+    in the one error hierarchy, so one that escapes its reader is still a sentence, exit 2."""
 
 
 @dataclass(frozen=True)

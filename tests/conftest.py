@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from textual.widgets import Input
 
 from oryxtui.config import Settings
@@ -15,6 +17,18 @@ from oryxtui.workspace import Workspace, init_workspace
 from tests.postgres_server import PostgresServer
 from tests.support import fixed_clock
 from tests.tmux import Terminal
+
+# Property tests never fail on time: on a busy machine an example takes ten times as long as
+# on a quiet one, and a deadline would turn that into a red run. In CI (`scripts/test` sets
+# HYPOTHESIS_PROFILE=ci) the examples are the same every run, so a failure there is one a person
+# reproduces by running the test again.
+hypothesis_settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)

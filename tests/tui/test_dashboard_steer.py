@@ -126,6 +126,9 @@ async def test_the_history_view_shows_changes_the_memory_then_and_brings_back(
         history = app.screen
         assert isinstance(history, HistoryScreen)
         await wait_for(pilot, lambda: len(history.shown) == 1)
+        title = str(history.query_one("#history-title").render())
+        # One change, numbered #2: the title says why (#1 is where the history began).
+        assert "1 change " in title and "numbered from #2" in title
         diff = str(history.query_one("#history-diff", Static).render())
         assert "Deleted — deleted by dashboard" in diff and NEWEST in diff
         await wait_for(pilot, lambda: history.then is not None)

@@ -142,3 +142,14 @@ def test_a_get_of_the_prompt_never_calls_the_model(workspace: Workspace) -> None
         assert llm.requests == []
         summary = next(b for b in answer.json()["data"]["blocks"] if b["name"] == "summary")
         assert "next turn" in summary["text"]
+
+
+def test_an_unreadable_database_url_is_in_the_one_error_hierarchy() -> None:
+    """One that escapes its reader is still one sentence and exit 2, never a traceback."""
+    from oryxtui.conninfo import ConnInfo, ConnInfoError
+    from oryxtui.errors import OryxError
+
+    with pytest.raises(OryxError) as caught:
+        ConnInfo.parse("mysql://nope")
+    assert isinstance(caught.value, ConnInfoError) and caught.value.exit_code == 2
+    assert caught.value.http_status == 400 and "postgresql://" in str(caught.value)

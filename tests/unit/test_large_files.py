@@ -188,3 +188,15 @@ def test_a_save_into_a_million_entries_does_not_read_the_file_whole(tmp_path: Pa
             b"entry 999999\r\n\r\n## Appendix\r\nkept as it is\r\n" + newest
         )
     assert path.stat().st_size == size + len(newest) + len(core)
+
+
+def test_property_tests_never_fail_on_time() -> None:
+    """A busy machine must not turn a slow example red (issue 46): no deadline, whatever the
+    profile; CI's is derandomised, so a failure there reproduces."""
+    import os
+
+    from hypothesis import settings as current
+
+    assert current().deadline is None
+    if os.environ.get("HYPOTHESIS_PROFILE") == "ci":
+        assert current().derandomize

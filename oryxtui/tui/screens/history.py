@@ -181,6 +181,9 @@ class HistoryScreen(Screen[None]):
         who = "" if self.who == WHO[0] else f" by {self.who}"
         text = f"History of {agent_label(self.agent)}: {shown:,} change{'s' if shown != 1 else ''}"
         text += f"{who} (f: who)"
+        first = min((r.n for r in self.records), default=1)
+        if first > 1:  # the numbers `memory log` and `bring-back` use: say why they start later
+            text += f" · numbered from #{first}: the first records are where the history began"
         if problem:
             text += f" · ⚠ {problem}"
         self.query_one("#history-title", Label).update(display_text(text))
