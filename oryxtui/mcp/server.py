@@ -127,9 +127,21 @@ class MemoryServer(MCPServer[Any]):
 
     # Tools ----------------------------------------------------------------------------------
 
-    async def list_tools(self) -> list[types.Tool]:
+    async def _handle_list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """The tools the asking key may call (a read-only key is not offered save_memory)."""
+        request = getattr(ctx, "request", None)
+        caller = getattr(getattr(request, "state", None), "caller", None)
+        return types.ListToolsResult(
+            tools=await self.list_tools(caller if isinstance(caller, Caller) else OPEN)
+        )
+
+    async def list_tools(self, caller: Caller = OPEN) -> list[types.Tool]:
         listed = []
         for tool in self.tools.values():
+            if getattr(tool, "needs", KeyScope.READ) > caller.scope:
+                continue
             schema = tool.Input.model_json_schema()
             schema.pop("title", None)
             writes = getattr(tool, "needs", KeyScope.READ) >= KeyScope.WRITE

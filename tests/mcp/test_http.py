@@ -86,11 +86,14 @@ async def test_a_read_key_recalls_and_shows_but_cannot_save(served: tuple[Worksp
     key = make_key(workspace, "reader", "read")
     before = workspace.memory_file("atlas").read_bytes()
     async with session(url, key, "atlas") as client:
+        # Offered only what it may call (issue 46): no save or replace in its list …
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert listed == {"recall_memory", "search_conversations", "show_memory"}
         failed, shown = await call(client, "show_memory", {})
         assert not failed and "core of atlas" in shown
         failed, found = await call(client, "recall_memory", {"query": "atlas"})
         assert not failed and "note of atlas" in found
-        failed, said = await call(client, "save_memory", {"content": "not allowed"})
+        failed, said = await call(client, "save_memory", {"content": "not allowed"})  # … nor runs
         assert failed and "has the read scope; saving to memory needs write" in said
         failed, said = await call(client, "search_conversations", {"query": "deploy"})
         assert not failed and json.loads(said)["count"] == 0

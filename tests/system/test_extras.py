@@ -193,3 +193,21 @@ def test_a_checkout_is_told_the_checkout_form(monkeypatch: pytest.MonkeyPatch) -
     assert install_command("web") == "pip install '.[web]'"
     monkeypatch.chdir("/")
     assert install_command("server") == f"pip install '{ROOT}[server]'"
+
+
+def test_the_docs_extra_builds_the_site_alone(tmp_path: Path, wheel: Path) -> None:
+    """`pip install '.[docs]'`, then `mkdocs build --strict`, as README and CONTRIBUTING say:
+    the docs extra holds everything the build imports (issue 46)."""
+    bin_folder = environment(tmp_path, wheel, "docs")
+    site = tmp_path / "site"
+    published = {**os.environ, "ORYXTUI_SITE_URL": "https://docs.example.org/oryxtui/"}
+    built = subprocess.run(
+        [str(bin_folder / "mkdocs"), "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
+         "-d", str(site)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env=published,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert (site / "facts" / "index.html").is_file()
+    # A missing page's links lead into the site wherever it is published (a sub-path here).
+    missing = (site / "404.html").read_text(encoding="utf-8")
+    assert 'href="/oryxtui/getting-started/"' in missing
