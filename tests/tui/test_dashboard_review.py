@@ -159,3 +159,30 @@ async def test_a_held_edit_shows_as_before_and_after_and_a_approves_it(
         await wait_for(pilot, lambda: "] deploys: Fridays" in memory.read_text())
         await wait_for(pilot, lambda: not any(i.awaiting.held for i in screen.items))
     assert "deploys go out on Tuesdays" not in memory.read_text()
+
+
+async def test_after_a_the_cursor_stays_in_place_and_rows_wrap_under_their_text(
+    reviewed: Workspace,
+) -> None:
+    from rich.console import Console
+
+    from oryxtui.tui.screens.review import item_row
+
+    app = make_app(reviewed, settings_of(reviewed))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("I")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: len(screen.items) == 3)
+        await pilot.press("down")  # the second of alpha's
+        await wait_for(pilot, lambda: screen.selected is screen.items[1])
+        await pilot.press("a")
+        await wait_for(pilot, lambda: len(screen.items) == 2)
+        # The next item (beta's held save) is highlighted, not the top of the list.
+        await wait_for(pilot, lambda: screen.selected is not None)
+        assert screen.selected is screen.items[1] and screen.items[1].agent == "beta"
+        console = Console(width=40, record=True, color_system=None)
+        console.print(item_row(screen.items[0]))  # type: ignore[arg-type]
+        lines = console.export_text().rstrip("\n").split("\n")
+        assert len(lines) > 2 and all(line.startswith("      ") for line in lines[1:])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -50,12 +51,23 @@ class MayReplace:
     change: int
 
 
-def suggestion_row(item: MayReplace) -> Text:
-    text = Text("may replace  ", style="cyan")
-    text.append(f"{item.new.time or '?'}  ", style="dim")
+def _row(mark: Text, text: Text) -> Table:
+    """A row of the list: its mark, then the text — wrapped lines start under the text."""
+    grid = Table.grid()
+    grid.add_column(width=MARK_WIDTH, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(mark, text)
+    return grid
+
+
+MARK_WIDTH = 6
+
+
+def suggestion_row(item: MayReplace) -> Table:
+    text = Text(f"{item.new.time or '?'}  ", style="dim")
     text.append(display_text(item.new.content))
-    text.append(f"\n      older: {display_text(item.old.content)}", style="dim")
-    return text
+    text.append(f"\nmay replace: {display_text(item.old.content)}", style="dim")
+    return _row(Text("hint", style="cyan"), text)
 
 
 def suggestion_text(item: MayReplace) -> Text:
@@ -72,16 +84,15 @@ def suggestion_text(item: MayReplace) -> Text:
     return text
 
 
-def item_row(item: Item) -> Text:
+def item_row(item: Item) -> Table:
     awaiting = item.awaiting
     entry, record = awaiting.entry, awaiting.record
-    text = Text("held  " if awaiting.held else "      ", style="yellow")
-    text.append(f"{entry.time or '?'}  ", style="dim")
+    text = Text(f"{entry.time or '?'}  ", style="dim")
     if awaiting.was is not None:
         text.append(f"{awaiting.proposes}: ", style="bold yellow")
     text.append(display_text(entry.content))
-    text.append(f"\n      {display_text(describe_actor(record))}", style="dim")
-    return text
+    text.append(f"\n{display_text(describe_actor(record))}", style="dim")
+    return _row(Text("held" if awaiting.held else "", style="yellow"), text)
 
 
 def proposal_text(awaiting: Awaiting) -> Text:
@@ -123,6 +134,7 @@ class ReviewScreen(Screen[None]):
         self.open_turn = open_turn
         self.episodes = episodes  # the loop's episode store: the turn that wrote an entry
         self.items: list[Item | MayReplace] = []
+        self._at = 0  # where the highlight was among the items
 
     def compose(self) -> ComposeResult:
         yield Label("Review", id="review-title", markup=False)
@@ -179,7 +191,10 @@ class ReviewScreen(Screen[None]):
         if not found:
             self.query_one("#review-text", Static).update("Nothing awaits review.")
             return
-        keep = next((i for i, item in enumerate(found) if was and item == was), 0)
+        # The item shown before, where it still is; else the one now in its place (after `a`
+        # the next one, not the top of the list).
+        at = min(self._at, len(found) - 1)
+        keep = next((i for i, item in enumerate(found) if was and item == was), at)
         listed.highlighted = listed.get_option_index(f"item-{keep}")
 
     @property
@@ -206,6 +221,8 @@ class ReviewScreen(Screen[None]):
     @on(OptionList.OptionHighlighted, "#review-list")
     def _highlighted(self) -> None:
         item = self.highlighted
+        if item is not None:
+            self._at = self.items.index(item)
         if isinstance(item, MayReplace):
             self.query_one("#review-text", Static).update(suggestion_text(item))
         elif item is not None:
