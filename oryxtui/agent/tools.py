@@ -325,7 +325,7 @@ class ToolExecutor:
                 f"{error['msg'].removeprefix('Value error, ')}"
                 for error in exc.errors()
             )
-            return self._failed(call, f"Invalid arguments for {call.name}: {problems}.")
+            return self._failed(call, f"Invalid arguments for {call.name}: {problems.rstrip('.')}.")
         try:
             with collecting() as notes:
                 output = tool.run(arguments)

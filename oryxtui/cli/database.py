@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from oryxtui.cli.common import DB, EXIT_OK, arg, open_workspace, print_json, say, show
 from oryxtui.errors import UsageError
+from oryxtui.phrases import counted
 
 if TYPE_CHECKING:
     from oryxtui.config import DatabaseSettings, Settings
@@ -172,8 +173,8 @@ def migrate(args: argparse.Namespace) -> int:
     lines.append(f"The agents' memory block there: {BLOCKS[block]}.")
     if done.refused:
         lines.append(
-            f"Moved, except the {len(done.refused)} rows left out above: fix them here and run "
-            "`oryxtui db migrate` again (nothing is copied twice)."
+            f"Moved, except the {counted(len(done.refused), 'row')} left out above: fix them "
+            "here and run `oryxtui db migrate` again (nothing is copied twice)."
         )
     show("\n".join(lines) + "\n")
     return EXIT_OK
@@ -245,7 +246,7 @@ def _plan_text(where: str, planned: Plan, block: str) -> str:
     for key in planned.conflicts:
         lines.append(f"  session {key}: held there with other messages; would be left as it is")
     for table, count in planned.rows.items():
-        lines.append(f"  {table}: {count} rows (each copied once)")
+        lines.append(f"  {table}: {counted(count, 'row')} (each copied once)")
     for table, key, why in planned.refused:
         lines.append(f"  would leave out: {table} {key}: {why}")
     lines.append(f"The agents' memory block there: {BLOCKS[block]}.")

@@ -20,6 +20,7 @@ from oryxtui.cli.common import (
     show,
 )
 from oryxtui.errors import UsageError
+from oryxtui.memory.history.records import OP_LABELS
 from oryxtui.phrases import agent_label, entries
 
 if TYPE_CHECKING:
@@ -84,7 +85,12 @@ def review(args: argparse.Namespace) -> int:
             if was and proposes != "delete":
                 lines.append(f"       was: {was['scope']:<8}  {was['content']}\n")
             where = f" (session {item['session']}, turn {item['turn']})" if item["session"] else ""
-            what = f"{proposes} held" if item["held"] else item["op"]
+            # the phrases of `memory log` and the dashboard: "saved by", "held for review by"
+            what = (
+                f"{proposes} held for review"
+                if item["held"]
+                else OP_LABELS.get(item["op"], item["op"])
+            )
             lines.append(f"       {what} by {item['by']}{where}\n")
             turn = item.get("turn_text")
             if turn:

@@ -343,6 +343,7 @@ def test_an_unknown_scope_is_named(workspace: Workspace) -> None:
     call = ToolCall("1", "save_memory", json.dumps({"content": "fact", "scope": "bogus"}))
     result = executor.execute(call, "ops", None)
     assert not result.success and "'bogus'" in (result.error or "")
+    assert (result.error or "").endswith("'archival'.") and ".." not in (result.error or "")
     cli = run_oryxtui(
         "memory", "save", *root_args(workspace, "--agent", "ops", "--scope", "bogus", "x")
     )

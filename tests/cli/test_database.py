@@ -539,6 +539,7 @@ def test_migrate_moves_memory_by_default_plans_merges_and_never_overwrites_a_ses
         planned.stdout
     )
     assert f"session {session_id}: held there with other messages" in planned.stdout
+    assert re.search(r"\b1 row \(each copied once\)", planned.stdout)  # never "1 rows"
     assert counts() == before  # a dry run writes nothing
     refused = run_oryxtui("db", "migrate", *root, "--to", database_url)
     assert refused.returncode == 2 and "add --merge" in refused.stderr
@@ -549,7 +550,7 @@ def test_migrate_moves_memory_by_default_plans_merges_and_never_overwrites_a_ses
     assert f"left out: sessions {session_id}: held in the database with other messages" in (
         merged.stdout
     )
-    assert "Moved, except the 1 rows left out above" in merged.stdout
+    assert "Moved, except the 1 row left out above" in merged.stdout
     with psycopg.connect(database_url) as connection:
         ((messages, user),) = connection.execute(
             "SELECT messages_json, user_id FROM sessions WHERE session_id = %s", (session_id,)

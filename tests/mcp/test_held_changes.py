@@ -61,7 +61,7 @@ async def test_an_mcp_edit_and_delete_wait_for_review_and_change_nothing(ops: Wo
     # The CLI shows each as the change it would make (the edit as before and after).
     listed = cli("memory", "review", "--agent", "ops", "--root", str(ops.root))
     assert listed.code == 0
-    assert "edit held by mcp:Claude-Code" in listed.stdout
+    assert "edit held for review by mcp:Claude-Code" in listed.stdout
     assert f"was: archival  {note.content}" in listed.stdout
     assert "(delete) " + note.content in listed.stdout
 
