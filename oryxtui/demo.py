@@ -292,3 +292,26 @@ def _fill(workspace: Workspace, now: datetime) -> None:
         encoding="utf-8",
     )
     _conversations(workspace, now)
+    _held_from_mcp(workspace, now)
+
+
+def _held_from_mcp(workspace: Workspace, now: datetime) -> None:
+    """What an MCP client proposed and a person has not yet reviewed, as a lived workspace
+    has: a save, and a fact replaced (the review inbox, `I`, is not empty on a first look)."""
+    from oryxtui.config import load_settings
+    from oryxtui.memory import MemoryService
+    from oryxtui.memory.history import mcp_client
+
+    settings = load_settings(workspace.config_path)
+    client = MemoryService.open(
+        workspace, settings, clock=partial(_ago, now, 1), actor=mcp_client("Claude Code")
+    )
+    client.save(
+        "ops-bot",
+        "The payout staging database moved to pay-stg-db-2 (found while fixing a flaky test).",
+    )
+    archival = client.snapshot("ops-bot").archival
+    owner = next((e for e in archival if e.content.startswith("settlement is owned")), None)
+    if owner is not None:
+        now_true = "settlement is now owned by Team Heron (lead: Mei); Slack #team-heron."
+        client.replace("ops-bot", owner.id, now_true)

@@ -287,8 +287,14 @@ def test_memory_log_from_the_cli(tmp_path: Path) -> None:
     assert rest[1].startswith("  + core: - [")
     lines = run_oryxtui("memory", "log", "--root", root, "--all", "--json").stdout.splitlines()
     records = [json.loads(line) for line in lines]
-    assert [(r["agent"], r["op"]) for r in records] == [("scribe", "move"), ("scribe", "save")]
-    assert records[0]["before"][0]["id"] == entry["id"]
+    # The demo's MCP client proposed two changes to ops-bot (held); scribe's are the two made.
+    made = [(r["agent"], r["op"]) for r in records if r["agent"] == "scribe"]
+    assert made == [("scribe", "move"), ("scribe", "save")]
+    assert [(r["agent"], r["op"]) for r in records if r["agent"] != "scribe"] == [
+        ("ops-bot", "hold"),
+        ("ops-bot", "hold"),
+    ]
+    assert next(r for r in records if r["agent"] == "scribe")["before"][0]["id"] == entry["id"]
     later = run_oryxtui(
         "memory", "log", "--root", root, "--agent", "scribe", "--since", "2999-01-01"
     )

@@ -78,8 +78,17 @@ async def test_a_trusted_clients_save_arrives_live_and_awaits_review(workspace: 
         await pilot.press("escape")
         inbox, item = await open_inbox(pilot, app)
         assert item.agent == "alpha" and item.awaiting.record.actor == "mcp:Zed-Editor"
-        listed = str(inbox.query_one(OptionList).get_option_at_index(1).prompt)
+        listed = row_text(inbox.query_one(OptionList).get_option_at_index(1).prompt)
         assert "eu-west-2" in listed and "saved by mcp:Zed-Editor" in listed
+
+
+def row_text(prompt: object) -> str:
+    """A row of the inbox as a person reads it."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True, color_system=None)
+    console.print(prompt)
+    return console.export_text()
 
 
 async def test_a_held_save_waits_in_the_inbox_with_the_clients_name(workspace: Workspace) -> None:
@@ -96,7 +105,7 @@ async def test_a_held_save_waits_in_the_inbox_with_the_clients_name(workspace: W
         assert memory_file.read_bytes() == before
         inbox, item = await open_inbox(pilot, app)
         assert item.awaiting.held and item.awaiting.record.actor == "mcp:Zed-Editor"
-        listed = str(inbox.query_one(OptionList).get_option_at_index(1).prompt)
+        listed = row_text(inbox.query_one(OptionList).get_option_at_index(1).prompt)
         assert "held for review by mcp:Zed-Editor" in listed
         await pilot.press("a")  # approve: now it is in the memory, as the client's save
         await wait_for(pilot, lambda: len(inbox.items) == 0)
