@@ -82,7 +82,10 @@ class RequestGuard:
         }
         problem = self._refused(scope, headers)
         if problem is None and scope["type"] == "http" and scope["method"] in WRITE_METHODS:
-            problem = self._unacceptable_body(headers)
+            problem = self._too_long(headers)
+            if not _is_json(headers):
+                # Refused (415) once the caller is known: who you are is said first.
+                scope.setdefault("state", {})[NOT_JSON] = NOT_JSON_SAID
             if problem is None:
                 try:
                     async with asyncio.timeout(self.body_timeout):
@@ -121,10 +124,7 @@ class RequestGuard:
                 )
         return None
 
-    def _unacceptable_body(self, headers: dict[str, str]) -> tuple[int, str] | None:
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            return 415, "Send the body as JSON, with Content-Type: application/json."
+    def _too_long(self, headers: dict[str, str]) -> tuple[int, str] | None:
         length = headers.get("content-length")
         if length is not None and (
             not length.strip().isdigit() or int(length) > self.max_body_bytes
@@ -153,6 +153,16 @@ class RequestGuard:
                 return None
             if not message.get("more_body", False):
                 return bytes(body)
+
+
+# A write whose body is not JSON: marked on the request by the guard, refused with 415 by the
+# authentication once it knows the caller (a form a web page posts is never read as JSON).
+NOT_JSON = "oryx_not_json"
+NOT_JSON_SAID = "Send the body as JSON, with Content-Type: application/json."
+
+
+def _is_json(headers: dict[str, str]) -> bool:
+    return headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
 
 
 def replay(body: bytes, then: Receive) -> Receive:

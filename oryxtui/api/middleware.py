@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui.api.auth import Authenticator
-from oryxtui.api.guard import is_mcp, refusal_body
+from oryxtui.api.guard import NOT_JSON, is_mcp, refusal_body
 from oryxtui.api.limits import RateLimit
 from oryxtui.api.models import envelope
 from oryxtui.errors import DatabaseError, OryxError, Unreachable
@@ -103,6 +103,9 @@ class Authentication:
             return self.answers.unavailable(exc, request.url.path)
         except OryxError as exc:
             return self.answers.failure(exc.http_status, str(exc), request.url.path)
+        not_json = request.scope.get("state", {}).get(NOT_JSON)
+        if not_json:
+            return self.answers.failure(415, not_json, request.url.path)
         request.state.caller = caller
         request.state.authorization = authorization
         acting = current_actor.set(Actor(caller.actor))

@@ -92,7 +92,21 @@ class CountedStream(StreamingResponse):
 @router.get(
     "/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the stream"}},
+    responses={
+        200: {
+            "description": "the stream: one Server-Sent Event per change, `id:` (for "
+            "Last-Event-ID) and `data:` one JSON object whose `kind` says what it is — "
+            "memory (with the change: n, op, actor, time, before, after), agents, session, "
+            "index, keys, hello, reset, store",
+            "content": {
+                "text/event-stream": {
+                    "schema": {"type": "string"},
+                    "example": 'id: 7\ndata: {"kind": "memory", "agent": "ops", '
+                    '"change": {"n": 12, "op": "save", "actor": "cli"}}\n\n',
+                }
+            },
+        }
+    },
 )
 async def events(
     request: Request,

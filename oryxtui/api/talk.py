@@ -114,7 +114,20 @@ class ChatBody(BaseModel):
     "/agents/{name}/chat",
     response_class=StreamingResponse,
     dependencies=[needs(Scope.WRITE, "chatting")],
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the turn"}},
+    responses={
+        200: {
+            "description": "the turn: Server-Sent Events, each `data:` one loop event as "
+            "JSON — kind text (a piece of the reply), tool_call (tool, arguments), "
+            "tool_result (success, text), warning, final (the whole reply) or error",
+            "content": {
+                "text/event-stream": {
+                    "schema": {"type": "string"},
+                    "example": 'data: {"kind": "text", "text": "Deploys are on "}\n\n'
+                    'data: {"kind": "final", "text": "Deploys are on Tuesdays."}\n\n',
+                }
+            },
+        }
+    },
 )
 async def chat(
     name: AgentName,

@@ -263,3 +263,25 @@ def test_serve_prints_nothing_before_it_listens(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_who_you_are_is_said_before_what_you_sent(workspace: Workspace) -> None:
+    """Without a key, a write that is not JSON is a 401, not a 415 (issue 46): authentication
+    first; with the key, the 415 says what to send. Nothing is written either way."""
+    from tests.api_server import RunningApi
+
+    make_agent(workspace, "ops")
+    memory_file = workspace.memory_file("ops")
+    with RunningApi(workspace, token="s3cret-token-of-the-server") as client:
+        before = memory_file.read_bytes() if memory_file.exists() else b""
+        path = "/api/v1/agents/ops/memory"
+        headers = {"Content-Type": "text/plain"}
+        anonymous = client.post(path, content=json.dumps({"content": "x"}), headers=headers)
+        assert anonymous.status_code == 401
+        keyed = client.post(
+            path,
+            content=json.dumps({"content": "x"}),
+            headers={**headers, "Authorization": "Bearer s3cret-token-of-the-server"},
+        )
+        assert keyed.status_code == 415 and "application/json" in keyed.json()["message"]
+        assert (memory_file.read_bytes() if memory_file.exists() else b"") == before
