@@ -153,3 +153,40 @@ def test_the_command_refuses_an_unknown_agent_in_one_sentence(ops: Workspace) ->
     )
     assert done.returncode == 2 and done.stdout == ""
     assert "ops" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "client", ["claude-code", "claude-desktop", "cursor", "windsurf", "vscode", "codex"]
+)
+async def test_each_clients_snippet_works_as_pasted(ops: Workspace, client: str) -> None:
+    """`oryxtui mcp config CLIENT` (issue 46): what it prints parses as that client reads it
+    (a shell line, JSON, TOML), names this oryxtui and workspace by absolute paths, and what
+    it launches answers `initialize` and lists the tools, through the SDK's own client."""
+    import shlex
+    import tomllib
+
+    printed = subprocess.run(
+        [oryxtui_executable(), "mcp", "config", client, "--agent", "ops", "--root", str(ops.root)],
+        capture_output=True, text=True, timeout=60, cwd="/",
+    )  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stderr.startswith("oryxtui: ") and printed.stderr.count("\n") == 1
+    text = printed.stdout
+    if client == "claude-code":
+        words = shlex.split(text)
+        assert words[:4] == ["claude", "mcp", "add", "oryx"] and words[4] == "--"
+        command, args = words[5], words[6:]
+    elif client == "codex":
+        server = tomllib.loads(text)["mcp_servers"]["oryx"]
+        command, args = server["command"], server["args"]
+    else:
+        key = "servers" if client == "vscode" else "mcpServers"
+        server = json.loads(text)[key]["oryx"]
+        command, args = server["command"], server["args"]
+    assert command.startswith("/") and str(ops.root) in args  # works from any folder
+    params = StdioServerParameters(command=command, args=args, cwd="/")
+    async with Client(params, mode="legacy") as session:
+        info = session.server_info
+        assert info is not None and info.name == "oryxtui"
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"save_memory", "recall_memory", "replace_memory"} <= names
