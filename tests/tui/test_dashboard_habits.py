@@ -231,10 +231,18 @@ async def test_help_shows_every_key_the_footer_shows_wherever_the_focus_is(
             assert footer <= described, footer - described
             places = [title for title, _ in help_screen.groups]
             assert places[-1] == "Anywhere"
-            if place == "archival":
-                assert places[0] == "On an entry"
-                entry_keys = {what for _, what in help_screen.groups[0][1]}
-                assert {"Edit", "Move", "Delete"} <= entry_keys
+            # Every group is taught wherever you are, the one you are in marked (issue 46).
+            assert places[0] == (
+                "On an entry — here" if place == "archival" else "In the agent list — here"
+            )
+            assert {"On an entry", "In the review inbox (I)"} - {
+                p.removesuffix(" — here") for p in places
+            } == set()
+            entry = next(
+                rows for title, rows in help_screen.groups if title.startswith("On an entry")
+            )
+            assert {"Edit", "Replace", "Move", "Delete", "Origin"} <= {what for _, what in entry}
+            assert not {"Scroll Left", "Page Left"} & described  # Textual's own, left out
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
 

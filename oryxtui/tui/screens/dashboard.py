@@ -84,7 +84,7 @@ class DashboardScreen(Screen[None]):
         Binding("q", "app.quit", "Quit", id="quit"),
         Binding("s", "save_entry", "Save", id="save"),
         Binding("r", "recall", "Recall", id="recall"),
-        Binding("e", "steer('edit_file')", "File", id="edit"),
+        Binding("e", "steer('edit_file')", "Edit file", id="edit"),
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("c", "chat", "Chat", id="chat"),
         Binding("p", "prompt", "Prompt", id="prompt"),
@@ -353,11 +353,12 @@ class DashboardScreen(Screen[None]):
     def action_help(self) -> None:
         """Every key that applies now — the focused place's and those that work anywhere —
         as Textual has them bound (the footer's are among them)."""
-        from oryxtui.tui.screens.help import HelpScreen, key_groups
+        from oryxtui.tui.screens.help import HelpScreen, elsewhere, key_groups
 
         bindings = self.active_bindings
         display = {key: self.app.get_key_display(Binding(key, "")) for key in bindings}
-        groups = key_groups(bindings, display, {id(self), id(self.app)})
+        keymap = getattr(self.app, "_keymap", {})  # textual==8.2.8 (pinned): as rebound
+        groups = key_groups(bindings, display, {id(self), id(self.app)}, elsewhere(), keymap)
         self.app.push_screen(HelpScreen(groups))
 
     async def action_toggle_side(self) -> None:

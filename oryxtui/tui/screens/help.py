@@ -3,7 +3,8 @@ key rebound in `[tui.keymap]` shows as rebound), what each pane shows and what i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -34,6 +35,24 @@ MARKS = (
 )
 
 
+def elsewhere() -> list[tuple[str, list[Binding]]]:
+    """The places whose keys help teaches wherever you are."""
+    from oryxtui.tui.screens.review import ReviewScreen
+    from oryxtui.tui.widgets.entry_view import EntryView
+
+    def bindings(owner: Any) -> list[Binding]:
+        return [b for b in owner.BINDINGS if isinstance(b, Binding)]
+
+    return [
+        (EntryView.HELP_PLACE, bindings(EntryView)),
+        ("In the review inbox (I)", bindings(ReviewScreen)),
+    ]
+
+
+# Textual's own scrolling keys of every scrollable widget: not the dashboard's to teach.
+LOW_LEVEL = ("scroll_", "page_left", "page_right")
+
+
 def key_rows(
     bindings: Mapping[str, ActiveBinding], display: Mapping[str, str]
 ) -> list[tuple[str, str]]:
@@ -42,7 +61,7 @@ def key_rows(
     actions: dict[tuple[int, str], tuple[ActiveBinding, list[str]]] = {}
     for key, active in bindings.items():
         binding = active.binding
-        if not binding.description or binding.system:
+        if not binding.description or binding.system or binding.action.startswith(LOW_LEVEL):
             continue
         found = actions.setdefault((id(active.node), binding.action), (active, []))
         found[1].append(display.get(key, key))
@@ -57,17 +76,41 @@ def _described(active: ActiveBinding) -> str:
 
 
 def key_groups(
-    bindings: Mapping[str, ActiveBinding], display: Mapping[str, str], anywhere: set[int]
+    bindings: Mapping[str, ActiveBinding],
+    display: Mapping[str, str],
+    anywhere: set[int],
+    elsewhere: Sequence[tuple[str, Sequence[Binding]]] = (),
+    keymap: Mapping[str, str] | None = None,
 ) -> list[tuple[str, list[tuple[str, str]]]]:
     """The keys grouped by where they apply: those of the focused place first (titled by its
-    HELP_PLACE, e.g. "On an entry"), then those that work anywhere (the nodes in `anywhere`,
-    by id: the screen and the app)."""
+    HELP_PLACE, e.g. "On an entry", marked as where you are), then the places you are not in
+    (`elsewhere`: their titles and bindings, keys as `keymap` rebinds them), then those that
+    work anywhere (the nodes in `anywhere`, by id: the screen and the app)."""
     groups: dict[str, dict[str, ActiveBinding]] = {}
     for key, active in bindings.items():
         place = "Anywhere" if id(active.node) in anywhere else _place(active.node)
         groups.setdefault(place, {})[key] = active
     ordered = sorted(groups.items(), key=lambda item: item[0] == "Anywhere")
-    return [(place, rows) for place, found in ordered if (rows := key_rows(found, display))]
+    found = [(place, rows) for place, given in ordered if (rows := key_rows(given, display))]
+    here = {place for place, _ in found}
+    others = [
+        (place, rows)
+        for place, listed in elsewhere
+        if place not in here and (rows := _class_rows(listed, keymap or {}))
+    ]
+    marked = [(f"{place} — here" if place != "Anywhere" else place, rows) for place, rows in found]
+    return [*marked[:-1], *others, *marked[-1:]] if found else others
+
+
+def _class_rows(bindings: Sequence[Binding], keymap: Mapping[str, str]) -> list[tuple[str, str]]:
+    """A place's own keys when it is not the focused one: as declared, or as rebound."""
+    rows = []
+    for binding in bindings:
+        if not binding.description or binding.action.startswith(LOW_LEVEL) or not binding.show:
+            continue
+        keys = keymap.get(binding.id or "", binding.key)
+        rows.append((" ".join(key.strip() for key in keys.split(",")), binding.description))
+    return rows
 
 
 def _place(node: object) -> str:
