@@ -265,9 +265,21 @@ async def test_an_80_column_footer_still_shows_help_and_quit(demo_workspace: Wor
                 return {key.description: key.region for key in keys if key.region.width}
 
             await wait_for(pilot, lambda: "Help" in drawn())  # on a busy machine, a frame later
+
+            def marker() -> Any:  # made again with the keys when the focus moves
+                return app.screen.query_one("#footer-more")
+
+            await wait_for(pilot, lambda: marker().display)  # the rest behind "…more (?)"
+            more = marker()
             shown = drawn()
             for wanted in ("Help", "Quit"):
                 assert wanted in shown and shown[wanted].right <= 80, (focus, sorted(shown))
+            # Whole keys or none (issue 46): none runs into the marker or past the edge.
+            for key in app.screen.query(FooterKey):
+                if key.display and key.region.width and not key.has_class("-command-palette"):
+                    assert key.region.right <= more.region.x, (focus, key.description)
+        await pilot.resize_terminal(200, 40)  # room for every key: the marker goes
+        await wait_for(pilot, lambda: not app.screen.query_one("#footer-more").display)
 
 
 async def test_toasts_never_cover_a_pane_border(demo_workspace: Workspace) -> None:
