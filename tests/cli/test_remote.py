@@ -19,6 +19,8 @@ from tests.api_server import RunningApi
 from tests.support import CliResult, cli
 
 TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?")
+# One worker for the module: the demo, its server and the index its first recall makes, once.
+pytestmark = pytest.mark.xdist_group("remote-demo")
 
 
 @pytest.fixture(scope="module")
