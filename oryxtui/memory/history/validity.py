@@ -1,14 +1,13 @@
 """What is still true, derived from the history: the versions a replacement retired (when they
 stopped being true and what took their place, chains A → B → C followed to their end), the
-suggestions a save made of what it probably replaces, and the memory as it stood at a time."""
+suggestions a save made of what it probably replaces, and the last change made by a time."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from oryxtui.memory.history.records import MARKS, Key, Lines, Record
-from oryxtui.memory.history.replay import memory_at
+from oryxtui.memory.history.records import MARKS, Key, Record
 
 
 @dataclass(frozen=True)
@@ -105,14 +104,12 @@ def open_suggestions(records: Iterable[Record], present: set[Key]) -> list[Sugge
     return sorted(found, key=lambda s: -s.change)
 
 
-def at_time(records: Sequence[Record], moment: str) -> tuple[Lines | None, int | None]:
-    """The memory as it stood at `moment` ("yyyy-MM-ddTHH:mm:ss", local), and the number of
-    the last change made by then (None: the history starts after it)."""
+def last_change_by(records: Sequence[Record], moment: str) -> int | None:
+    """The number of the last change made by `moment` ("yyyy-MM-ddTHH:mm:ss", local); None:
+    the history starts after it."""
     last = None
     for record in records:
         if record.time is not None and record.time > moment:
             break
         last = record.n
-    if last is None:
-        return None, None
-    return memory_at(records, last), last
+    return last

@@ -10,6 +10,7 @@ from oryxtui.errors import MemoryWriteError, UsageError
 from oryxtui.memory.format import MemoryEntry, entry_id
 from oryxtui.memory.history import Record, cleaned, memory_at
 from oryxtui.memory.history import origins as history_origins
+from oryxtui.memory.history.validity import last_change_by
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Recorded
@@ -76,6 +77,21 @@ class Chronicle(ServiceBase):
         read = store.memory_read(lines)
         window = self.window(read)
         return self._snapshot(name, read), render_context(read.core_block.lines, window)
+
+    def as_of_time(self, agent: AgentArg, moment: datetime) -> tuple[MemorySnapshot, str, int]:
+        """The memory as it stood at `moment` (right after the last change made by then), the
+        block it injected then, and that change's number."""
+        store = self._recorded()
+        name = self.resolve_agent(agent)
+        when = moment.isoformat(timespec="seconds")
+        n = last_change_by(store.changes(name).records, when)
+        then = None if n is None else self.as_of(name, n)
+        if then is None or n is None:
+            raise UsageError(
+                f"The history of {agent_label(name)} starts after {when.replace('T', ' ')}; "
+                "`oryxtui memory log` shows when it starts."
+            )
+        return *then, n
 
     def change_record(self, agent: AgentArg, n: int) -> Record:
         """Change `n` of the agent's history (the number `memory log` shows)."""

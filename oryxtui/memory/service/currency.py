@@ -15,18 +15,17 @@ from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, entry_from_li
 from oryxtui.memory.history import Key, change, cleaned
 from oryxtui.memory.history.validity import (
     Retired,
-    at_time,
     current_of,
     open_suggestions,
     retired,
 )
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
+from oryxtui.memory.service.chronicle import Chronicle
 from oryxtui.memory.service.steering import Steering
-from oryxtui.memory.snapshot import Corpus, MemorySnapshot
+from oryxtui.memory.snapshot import Corpus
 from oryxtui.memory.store import Rankable, no_entry
 from oryxtui.memory.transfer import Retiring
 from oryxtui.memory.updates import Subjects, Update
-from oryxtui.memory.window import render_context
 from oryxtui.phrases import agent_label
 
 if TYPE_CHECKING:
@@ -110,7 +109,7 @@ class _Frozen:
         return self._corpus
 
 
-class Currency(Steering):
+class Currency(Steering, Chronicle):
     """What is true now, and what was."""
 
     def save_checked(
@@ -266,25 +265,6 @@ class Currency(Steering):
         return recorded
 
     # As of a moment ----------------------------------------------------------------------------
-
-    def as_of_time(self, agent: AgentArg, moment: datetime) -> tuple[MemorySnapshot, str, int]:
-        """The memory as it stood at `moment`, the block it injected then, and the number of
-        the last change made by then."""
-        store = self._recorded()
-        name = self.resolve_agent(agent)
-        when = moment.isoformat(timespec="seconds")
-        lines, n = at_time(store.changes(name).records, when)
-        if lines is None or n is None:
-            raise UsageError(
-                f"The history of {agent_label(name)} starts after {when.replace('T', ' ')}; "
-                "`oryxtui memory log` shows when it starts."
-            )
-        read = store.memory_read(lines)
-        return (
-            self._snapshot(name, read),
-            render_context(read.core_block.lines, self.window(read)),
-            n,
-        )
 
     def recall_past(
         self,
