@@ -173,16 +173,20 @@ def _show_as_of(args: argparse.Namespace, service: Memory, agent: str | None) ->
     return EXIT_OK
 
 
+def replace_command(agent: str | None, old_id: str, new_id: str) -> str:
+    """The command that replaces entry `old_id` by `new_id` (a save's suggestion acted on)."""
+    flag = f" --agent {shlex.quote(agent)}" if agent else ""
+    return f"oryxtui memory replace{flag} {old_id} --by {new_id}"
+
+
 def tell_may_update(agent: str | None, saved: Saved) -> None:
     """A line on stderr for each entry a save probably replaces, with the command that would
     replace it."""
-    flag = f" --agent {shlex.quote(agent)}" if agent else ""
     for update in saved.may_update:
         old = update.entry
         say(
             f"oryxtui: this may replace {old.id} ({old.time or 'no time'}: {old.content!r}); "
-            f"if it is no longer true: oryxtui memory replace{flag} {old.id} --by "
-            f"{saved.entry.id}"
+            f"if it is no longer true: {replace_command(agent, old.id, saved.entry.id)}"
         )
 
 

@@ -4,7 +4,6 @@ approval, and acting on it (for scripts, and CI of agent configurations)."""
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from oryxtui.cli.common import (
     print_json,
     show,
 )
+from oryxtui.cli.memory import replace_command
 from oryxtui.errors import UsageError
 from oryxtui.memory.history.records import OP_LABELS
 from oryxtui.phrases import agent_label, entries
@@ -118,9 +118,8 @@ def _may_replace(
         if not items:
             continue
         lines.append(f"{agent_label(agent)} — {len(items)} may replace an older entry\n")
-        flag = f" --agent {shlex.quote(agent)}" if agent else ""
         for old, new, _ in items:
             lines.append(f"       {new.id}  {new.time or '?'}  {new.content}\n")
             lines.append(f"       may replace {old.id}  {old.time or '?'}  {old.content}\n")
-            lines.append(f"       oryxtui memory replace{flag} {old.id} --by {new.id}\n")
+            lines.append(f"       {replace_command(agent, old.id, new.id)}\n")
     return lines
