@@ -103,3 +103,19 @@ async def test_the_modal_searches_every_agent_with_one_key(demo_workspace: Works
         await pilot.press("ctrl+t")  # and back
         await wait_for(pilot, lambda: results.option_count == 60)
         await pilot.press("escape")
+
+
+def test_the_words_highlighted_are_whole_words_as_the_lexical_route_matched_them() -> None:
+    """A question's short words ("I", "the") light up as words, never as letters inside others
+    ("connection", "then"); Chinese text by its bigrams, as the route matched it."""
+    from oryxtui.tui.screens.recall import highlighted
+
+    def lit(line: str, question: str) -> list[str]:
+        text = highlighted(line, question, words=True)
+        return sorted({text.plain[span.start : span.end] for span in text.spans})
+
+    line = "payout: connection pool raised, then I restarted the payout service"
+    question = "who do I ask about the payout service"
+    assert lit(line, question) == ["I", "payout", "service", "the"]
+    assert lit("结算 的告警阈值调整", "阈值 告警") == ["告警", "阈值"]
+    assert lit("a plain line", "pla") == ["pla"]  # what was typed, as typed, still lights up

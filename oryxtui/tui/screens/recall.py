@@ -8,7 +8,7 @@ pauses."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 from oryxtui.errors import OryxError
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.recall.results import Hit, IndexStatus, Recall
-from oryxtui.memory.tokens import tokens
+from oryxtui.memory.tokens import bigrams, pattern, tokens
 from oryxtui.phrases import agent_label
 from oryxtui.tui.text import display_text, tell
 from oryxtui.workspace import AgentName
@@ -79,13 +79,30 @@ def highlighted(line: str, keyword: str, words: bool = False) -> Text:
     lowered = shown.lower()
     if len(lowered) != len(shown):  # lower() moved the offsets: nothing to align
         return text
-    needles = [keyword.lower()] + (tokens(keyword) if words else [])
-    for needle in dict.fromkeys(n for n in needles if n.strip()):
-        start = lowered.find(needle)
-        while start >= 0:
-            text.stylize("bold reverse", start, start + len(needle))
-            start = lowered.find(needle, start + len(needle))
+    needle = keyword.lower()
+    start = lowered.find(needle) if needle.strip() else -1
+    while start >= 0:
+        text.stylize("bold reverse", start, start + len(needle))
+        start = lowered.find(needle, start + len(needle))
+    for begin, end in _matched_words(lowered, keyword) if words else ():
+        text.stylize("bold reverse", begin, end)
     return text
+
+
+def _matched_words(lowered: str, keyword: str) -> Iterator[tuple[int, int]]:
+    """Where the line holds the keyword's words as the lexical route matched them: whole words
+    ("I" never lights the i of "connection"), and a CJK run by its bigrams."""
+    wanted = set(tokens(keyword))
+    is_cjk = pattern("is_cjk").match
+    for match in pattern("token").finditer(lowered):
+        word, at = match.group(), match.start()
+        if not is_cjk(word):
+            if word in wanted:
+                yield match.span()
+            continue
+        for offset, pair in enumerate(bigrams(word)):
+            if pair in wanted:
+                yield at + offset, at + offset + len(pair)
 
 
 class RecallScreen(ModalScreen[Found | None]):
