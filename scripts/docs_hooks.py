@@ -6,13 +6,15 @@ drift from it. A page asks for one with a marker line:
 - `<!-- generated: modules -->`: the module map, from the package tree and each module's
   docstring;
 - `<!-- generated: layers -->`: the layers, from the import contracts in pyproject.toml;
-- `<!-- include: FILE -->`: a file of the repository (CONTRIBUTING.md, CHANGELOG.md).
+- `<!-- include: FILE -->`: a file of the repository (CONTRIBUTING.md, CHANGELOG.md);
+- `images/*.svg`: the dashboard's pictures, from the demo (scripts/docs_pictures.py).
 
 The same functions are what the documentation's tests check."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import tempfile
 import types
@@ -24,6 +26,30 @@ from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^<!-- (generated|include): ([\w./-]+) -->$", re.M)
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """The pictures, made now from the demo, in place of any copy in docs/images/."""
+    from mkdocs.structure.files import File
+
+    for name, svg in _pictures().make_pictures().items():
+        uri = f"images/{name}"
+        kept = files.get_file_from_path(uri)
+        if kept is not None:
+            files.remove(kept)
+        files.append(File.generated(config, uri, content=svg))
+    return files
+
+
+def _pictures() -> types.ModuleType:
+    """docs_pictures.py beside this file (MkDocs loads a hook by its path, not as a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "docs_pictures", ROOT / "scripts" / "docs_pictures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:

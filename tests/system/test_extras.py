@@ -211,3 +211,7 @@ def test_the_docs_extra_builds_the_site_alone(tmp_path: Path, wheel: Path) -> No
     # A missing page's links lead into the site wherever it is published (a sub-path here).
     missing = (site / "404.html").read_text(encoding="utf-8")
     assert 'href="/oryxtui/getting-started/"' in missing
+    # The pictures are made by the build, from the demo with the quick start's model: the same
+    # as the README's (the test environment's) picture.
+    picture = (site / "images" / "dashboard.svg").read_text(encoding="utf-8")
+    assert picture == (ROOT / "docs" / "images" / "dashboard.svg").read_text(encoding="utf-8")
