@@ -52,7 +52,7 @@ def _memory_commands(screen: DashboardScreen) -> list[Command]:
         )
     return [
         *commands,
-        ("Filter archival", "Narrow the archival pane (/)", screen.action_filter),
+        ("Filter archival", "Narrow the archival pane (/)", partial(screen.action_steer, "filter")),
         ("Chat", "Talk to the selected agent (c)", screen.action_chat),
         ("Prompt preview", "What the model receives, block by block (p)", screen.action_prompt),
     ]

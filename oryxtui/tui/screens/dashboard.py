@@ -36,15 +36,9 @@ from oryxtui.tui.messages import (
     StoreChanged,
     WatchStarted,
 )
-from oryxtui.tui.overview import (
-    UNSELECTED,
-    AgentMemory,
-    Selection,
-    Unselected,
-)
+from oryxtui.tui.overview import UNSELECTED, AgentMemory, Selection, Unselected
 from oryxtui.tui.pacing import CensusThrottle, Monotonic, ReloadPacer
 from oryxtui.tui.screens.openers import (
-    Reveal,
     find_origin,
     open_recall,
     open_review,
@@ -59,7 +53,7 @@ from oryxtui.tui.widgets.agent_list import AgentList
 from oryxtui.tui.widgets.chat_pane import ChatPane
 from oryxtui.tui.widgets.keys_footer import KeysFooter
 from oryxtui.tui.widgets.memory_view import MemoryView
-from oryxtui.tui.widgets.prompt_pane import PromptPane
+from oryxtui.tui.widgets.side_column import SideColumn
 from oryxtui.workspace import AgentName
 
 if TYPE_CHECKING:
@@ -85,7 +79,7 @@ class DashboardScreen(Screen[None]):
         Binding("s", "save_entry", "Save", id="save"),
         Binding("r", "recall", "Recall", id="recall"),
         Binding("e", "steer('edit_file')", "Edit file", id="edit"),
-        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("slash", "steer('filter')", "Filter", id="filter"),
         Binding("c", "chat", "Chat", id="chat"),
         Binding("p", "prompt", "Prompt", id="prompt"),
         Binding("tab", "app.focus_next", "Next pane", id="focus-next", show=False),
@@ -124,7 +118,7 @@ class DashboardScreen(Screen[None]):
         self.agent_loop = agent_loop
         self.user = user
         self.clock = clock
-        self.reading = Reading(self)
+        self.reading = Reading(place, self, self.agent_loaded)
         self.pacer = ReloadPacer(self.reading.load, self.set_timer, clock)
         self._counts_wanted = False  # the other agents' counts, after the selected agent's
         self.census = CensusThrottle(self.reading.take_census, self.set_timer, clock)
@@ -132,11 +126,10 @@ class DashboardScreen(Screen[None]):
         self.side_width = 42
         # What the views opened over the dashboard follow (the history view reads again).
         self.changes: Signal[Changed] = Signal(self, "memory-changed")
-        self.reveal = Reveal(self)  # a recall result, shown once its agent is
-        self.chat_pane = ChatPane(self.agent_loop, self.user, id="chat")
         window = self.settings.llm.context_window
-        self.prompt_pane = PromptPane(self.agent_loop, self.user, window, id="prompt")
-        self.side = Side(self)  # their column, mounted after the first frame
+        column = SideColumn(self.agent_loop, self.user, window, id="side")
+        self.chat_pane, self.prompt_pane = column.chat_pane, column.prompt_pane
+        self.side = Side(self, column, lambda: self.memory_view.focus_entries())
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -163,8 +156,6 @@ class DashboardScreen(Screen[None]):
         if self.service.watch is Watch.NOTIFY:
             self.reading.list_agents()  # and then those only the shared database has memory of
 
-    # Workers: they read disk and post what they found; they never touch widgets -----------------
-
     # What the workers and the watcher report ---------------------------------------------------
 
     @on(AgentsListed)
@@ -179,7 +170,7 @@ class DashboardScreen(Screen[None]):
             self.selected = agents.order[0]
 
     def watch_shown(self, agent: Selection) -> None:
-        self.side.follow(agent)  # chat and prompt follow the memory on screen
+        self.side.column.follow(agent)  # chat and prompt follow the memory on screen
 
     def watch_selected(self, agent: Selection) -> None:
         if isinstance(agent, Unselected):
@@ -215,7 +206,6 @@ class DashboardScreen(Screen[None]):
             else:
                 self.shown = agent  # chat and prompt follow, bound
                 self.memory_view.archival.show_index(self.index_status.get(agent))
-            self.reveal.loaded(agent)
         self.agent_list.update_summaries([memory.summary])
         if agent == self.selected and self._counts_wanted:
             self._counts_wanted = False
@@ -335,9 +325,6 @@ class DashboardScreen(Screen[None]):
         await self.side.open("prompt-tab")
         self.prompt_pane.focus()
 
-    def action_filter(self) -> None:
-        self.memory_view.archival.open_filter()
-
     def action_save_entry(self) -> None:
         agent = self.selected
         if isinstance(agent, Unselected) or self.refused("save_entry"):
@@ -348,18 +335,12 @@ class DashboardScreen(Screen[None]):
             if entry is not None:
                 self.pacer.request(agent)  # the watcher brings it too; not every store is watched
 
-        open_save(self, agent, saved)
+        open_save(self.app, self.place, agent, saved)
 
     def action_help(self) -> None:
-        """Every key that applies now — the focused place's and those that work anywhere —
-        as Textual has them bound (the footer's are among them)."""
-        from oryxtui.tui.screens.help import HelpScreen, elsewhere, key_groups
+        from oryxtui.tui.screens.help import help_for
 
-        bindings = self.active_bindings
-        display = {key: self.app.get_key_display(Binding(key, "")) for key in bindings}
-        keymap = getattr(self.app, "_keymap", {})  # textual==8.2.8 (pinned): as rebound
-        groups = key_groups(bindings, display, {id(self), id(self.app)}, elsewhere(), keymap)
-        self.app.push_screen(HelpScreen(groups))
+        self.app.push_screen(help_for(self))
 
     async def action_toggle_side(self) -> None:
         """Show or hide the chat/prompt column (hidden, the memory panes are wider)."""
@@ -379,7 +360,7 @@ class DashboardScreen(Screen[None]):
     def action_consolidate(self) -> None:
         """A digest of what left the window since the last one: previewed, then written."""
         if not isinstance(self.selected, Unselected) and not self.refused("consolidate"):
-            preview_digest(self, self.selected)
+            preview_digest(self, self.place, self.selected, self.pacer.request)
 
     def action_sessions(self) -> None:
         from oryxtui.tui.screens.sessions import SessionsScreen
@@ -390,7 +371,9 @@ class DashboardScreen(Screen[None]):
 
     def action_review(self) -> None:
         """The review inbox: what agents wrote that awaits approval, every agent's."""
-        open_review(self)
+        agents = self.agent_list
+        closed = lambda _: self.read_again(counts=True)  # noqa: E731 (approvals change counts)
+        open_review(self.app, self.place, lambda: list(agents.order), self.agent_loop, closed)
 
     def action_history(self) -> None:
         from oryxtui.tui.screens.history import HistoryScreen
@@ -401,7 +384,9 @@ class DashboardScreen(Screen[None]):
 
     def action_recall(self) -> None:
         if not isinstance(self.selected, Unselected):
-            open_recall(self, self.selected, self.reveal.found)
+            agents = list(self.agent_list.order)
+            found = self.memory_view.reveal_found  # once its agent's memory is shown
+            open_recall(self.app, self.place, self.selected, agents, found)
 
     # Steering: the memory view changes what it shows; the keys are the screen's -------------
 
@@ -414,7 +399,7 @@ class DashboardScreen(Screen[None]):
         """Who wrote the entry at the cursor; an agent's: its turn, in the sessions view."""
         steer = self.memory_view.at_cursor()
         if steer is not None:
-            find_origin(self, *steer)
+            find_origin(self, self.place, self.agent_loop, steer)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Restore and accept are in the footer only while something is lost (False: not
@@ -444,3 +429,7 @@ class DashboardScreen(Screen[None]):
     @on(MemoryView.Steered)
     def _steered(self, event: MemoryView.Steered) -> None:
         self.pacer.request(event.agent)  # the watcher brings it too; not every store is watched
+
+    @on(MemoryView.Wanted)
+    def _wanted(self, event: MemoryView.Wanted) -> None:
+        self.select(event.agent)  # a recall result of another agent: shown once it is read

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
 PANES = (
@@ -124,6 +124,16 @@ def _table(rows: list[tuple[str, str]]) -> Table:
     for first, second in rows:
         table.add_row(first, second)
     return table
+
+
+def help_for(screen: Screen[Any]) -> HelpScreen:
+    """Every key that applies on `screen` now — the focused place's and those that work
+    anywhere — as Textual has them bound (the footer's are among them), and every other group."""
+    app = screen.app
+    bindings = screen.active_bindings
+    display = {key: app.get_key_display(Binding(key, "")) for key in bindings}
+    keymap = getattr(app, "_keymap", {})  # textual==8.2.8 (pinned): as rebound
+    return HelpScreen(key_groups(bindings, display, {id(screen), id(app)}, elsewhere(), keymap))
 
 
 class HelpScreen(ModalScreen[None]):

@@ -1,50 +1,38 @@
-"""The dashboard's chat/prompt column: shown and hidden by the screen's classes (`side-open`,
-`side-hidden`; narrow terminals show it only when opened).
+"""Where the dashboard's chat/prompt column is: shown and hidden by its screen's classes
+(`side-open`, `side-hidden`; narrow terminals show it only when opened).
 
-It starts hidden, so the first frame does not wait for it: the screen mounts it right after
-that frame (`ready`), and whatever opens it before then waits for that mount. Mounted, its two
-panes follow the agent shown."""
+It starts hidden, so the first frame does not wait for it: it is mounted right after that frame
+(`ready`), and whatever opens it before then waits for that mount. What it shows is its own
+(`SideColumn`); this is only the layout, of any screen with a `#body` to mount it in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.containers import Horizontal
-from textual.widgets import TabbedContent, TabPane
+
+from oryxtui.tui.widgets.side_column import SideColumn
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
     from textual.widget import AwaitMount
-
-    from oryxtui.tui.overview import Selection
-    from oryxtui.tui.screens.dashboard import DashboardScreen
 
 
 class Side:
-    def __init__(self, screen: DashboardScreen) -> None:
+    def __init__(self, screen: Screen[None], column: SideColumn, left: Callable[[], None]) -> None:
+        """`left` is called when hiding takes the focus out of the column."""
         self.screen = screen
-        # Chat is the first tab, so it is the one shown; no `initial`: an app that exits while
-        # the column is still mounting made Textual look for that tab after its tabs were gone
-        # (a ValueError seen once under load in CI).
-        self.column = TabbedContent(id="side")  # mounted by `ready`
-        self.column.compose_add_child(TabPane("Chat", screen.chat_pane, id="chat-tab"))
-        self.column.compose_add_child(TabPane("Prompt", screen.prompt_pane, id="prompt-tab"))
+        self.column = column  # mounted by `ready`
+        self.left = left
         self._mounting: AwaitMount | None = None
-        self._mounted = False
 
-    async def ready(self) -> TabbedContent:
-        """The column, mounted (the first call mounts it) and following the agent shown."""
+    async def ready(self) -> SideColumn:
+        """The column, mounted (the first call mounts it)."""
         if self._mounting is None:
             self._mounting = self.screen.query_one("#body", Horizontal).mount(self.column)
         await self._mounting
-        self._mounted = True
-        self.follow(self.screen.shown)
         return self.column
-
-    def follow(self, agent: Selection) -> None:
-        """Chat and prompt show `agent` (once the column is mounted)."""
-        if self._mounted:
-            self.screen.chat_pane.agent = agent
-            self.screen.prompt_pane.agent = agent
 
     async def open(self, tab: str | None = None) -> None:
         """Show the column (whatever hid it) on `tab` (None: the tab it was on): a key never
@@ -56,13 +44,13 @@ class Side:
         column.active = tab or column.active or "chat-tab"
 
     def hide(self) -> None:
-        """Hide the column; the focus leaves it for the memory panes."""
+        """Hide the column; the focus, if it was there, leaves it (`left`)."""
         screen = self.screen
         focused = screen.focused
         screen.remove_class("side-open")
         screen.add_class("side-hidden")
         if focused is not None and self.column in focused.ancestors_with_self:
-            screen.memory_view.focus_entries()
+            self.left()
 
     @property
     def shown(self) -> bool:

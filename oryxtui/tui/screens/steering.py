@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from operator import methodcaller
 
-# What `steer` does to the memory view, by name (the entry keys, R, A and e).
+# What `steer` does to the memory view, by name (the entry keys, R, A, e and /).
 STEERS = {
     "edit_entry": methodcaller("edit_entry"),
     "replace_entry": methodcaller("replace_entry"),
@@ -15,6 +15,7 @@ STEERS = {
     "restore": methodcaller("settle_lost", accept=False),
     "accept": methodcaller("settle_lost", accept=True),
     "edit_file": methodcaller("edit_file"),
+    "filter": methodcaller("open_filter"),
 }
 # The actions that change the memory shown, with what each is called in a refusal.
 CHANGES = {

@@ -73,6 +73,7 @@ NO_EDITOR_SET = (
 
 if TYPE_CHECKING:
     from oryxtui.places import Place
+    from oryxtui.tui.screens.recall import Found
 
 
 def chosen_editor() -> str:
@@ -110,10 +111,15 @@ def banner_text(summary: AgentSummary, snapshot: MemorySnapshot | None) -> Text:
 
 class MemoryView(Vertical):
     """Attributes down: the screen hands it an agent's memory to show. Messages up: `Steered`
-    when it changed that memory (the screen reads it again)."""
+    when it changed that memory (the screen reads it again), `Wanted` when an entry to reveal
+    is another agent's (the screen selects that agent)."""
 
     @dataclass
     class Steered(Message):
+        agent: AgentName
+
+    @dataclass
+    class Wanted(Message):
         agent: AgentName
 
     def __init__(self, place: Place, **kwargs: object) -> None:
@@ -122,6 +128,7 @@ class MemoryView(Vertical):
         self.service = place.memory
         self.shown: AgentMemory | None = None
         self._fresh_timer: Timer | None = None
+        self._waiting: tuple[AgentName, MemoryEntry] | None = None  # to reveal once shown
 
     def compose(self) -> ComposeResult:
         yield Static("", id="agent-banner", markup=False)
@@ -158,9 +165,32 @@ class MemoryView(Vertical):
         pane.view.focus()
         return pane.view.point_at(entry.line)
 
+    def open_filter(self) -> None:
+        self.archival.open_filter()
+
+    def reveal_found(self, found: Found | None) -> None:
+        """Reveal what recall found (None: nothing picked): now if its agent's memory is
+        shown, else once it is (asked for with `Wanted`)."""
+        if found is None:
+            return
+        agent = found.agent
+        self._waiting = (agent, found.entry)
+        if self.shown is not None and self.shown.summary.name == agent:
+            self._reveal_waiting()
+        else:
+            self.post_message(self.Wanted(agent))
+
+    def _reveal_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and not self.reveal(waiting[1]):
+            tell(self, "That entry changed since it was found; recall again.", title="Recall")
+
     def show(self, memory: AgentMemory) -> AgentMemory:
         """Show this memory; returns what is shown (the last good content if the file just
-        went blank: the next write brings it back)."""
+        went blank: the next write brings it back). An entry waiting to be revealed in it is,
+        after this frame."""
+        if self._waiting is not None and self._waiting[0] == memory.summary.name:
+            self.call_after_refresh(self._reveal_waiting)
         previous = self.shown
         if blanked_out(previous, memory):
             assert previous is not None
