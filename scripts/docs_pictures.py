@@ -47,7 +47,8 @@ async def _until(pilot: Pilot, condition: Callable[[], object], what: str) -> No
 
 async def first_look(pilot: Pilot) -> None:
     """The dashboard as `oryxtui demo` opens it, on the agent with the most to show (ops-bot:
-    its deploys overflow the injected window), once its memory and prompt preview are in."""
+    its deploys overflow the injected window), once everything it reads in the background is
+    in: its memory and prompt preview, every agent's counts, its index."""
     app = pilot.app
     assert isinstance(app, OryxApp)
     screen = app.dashboard
@@ -55,6 +56,13 @@ async def first_look(pilot: Pilot) -> None:
     await pilot.press("down")
     await _until(pilot, lambda: _shown(app) == AGENT, f"{AGENT}'s memory")
     await _until(pilot, lambda: AGENT in screen.prompt_pane.built, "the prompt preview")
+    summaries = screen.agent_list.summaries.values()
+    await _until(pilot, lambda: all(s.core_count is not None for s in summaries), "the counts")
+    if app.service.embeds:
+        status = screen.index_status
+        await _until(pilot, lambda: AGENT in status and not status[AGENT].pending, "the index")
+    view = screen.memory_view.archival.view
+    await _until(pilot, lambda: view.scroll_y == view.max_scroll_y, "the newest entries")
     await pilot.pause()
 
 
