@@ -1,15 +1,15 @@
-"""The documentation is held to the program, in the spirit of sqlite-utils' tested docs: the site
-builds with `mkdocs build --strict`; every shell example that shows its output (a `console`
-block) runs against a fresh demo workspace and prints what the page shows (times and entry ids
-may differ); every `oryxtui` command of a recipe (an `sh` block) is one the argument parser
-takes; the configuration example is a valid config.toml; the screenshots are the snapshot
-tests' own; and the made parts (settings, endpoints, modules, layers) cover what they list."""
+"""The documentation is held to the program, in the spirit of sqlite-utils' tested docs (that
+the site builds with `mkdocs build --strict`, its pictures made from the demo, is a system test
+in tests/system/test_extras.py, from an environment with the docs extra alone): every shell
+example that shows its output (a `console` block) runs against a fresh demo workspace and
+prints what the page shows (times and entry ids may differ); every `oryxtui` command of a
+recipe (an `sh` block) is one the argument parser takes; the configuration example is a valid
+config.toml; and the made parts (settings, endpoints, modules, layers) cover what they list."""
 
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -26,7 +26,6 @@ ENTRY_ID = re.compile(r"\b[0-9a-f]{12}\b")
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import docs_hooks  # noqa: E402 (the site's own generators)
-import docs_pictures  # noqa: E402
 
 
 def blocks(page: Path, language: str) -> list[str]:
@@ -96,19 +95,6 @@ def test_the_configuration_example_is_a_valid_config() -> None:
     Settings.model_validate(tomllib.loads(example))  # a misspelt key would be refused
 
 
-def test_the_readme_picture_is_the_demo_as_the_dashboard_shows_it_now() -> None:
-    """The one picture kept in the repository (GitHub shows the README without the site) is
-    what the docs build would make: `python scripts/docs_pictures.py` writes it again."""
-    kept = docs_pictures.KEPT
-    made = docs_pictures.make_pictures([kept])[kept]
-    assert (ROOT / "docs" / "images" / kept).read_text(encoding="utf-8") == made, (
-        "docs/images/dashboard.svg is not what the dashboard shows now: run "
-        "`python scripts/docs_pictures.py`"
-    )
-    for shown in ("ops-bot", "pay-prod-hz", "not injected", "Review"):  # the demo, not a fixture
-        assert shown.replace(" ", "&#160;") in made
-
-
 def test_the_made_parts_cover_what_they_list() -> None:
     from oryxtui.config import Settings
 
@@ -123,25 +109,6 @@ def test_the_made_parts_cover_what_they_list() -> None:
             assert f"| `{key}` |" in reference or f"`[{section}.{key}]`" in reference
     assert "| POST | `/api/v1/agents/{name}/memory` |" in docs_hooks.endpoints()
     assert "places" in docs_hooks.layers()
-
-
-def test_the_site_builds_strictly(tmp_path: Path) -> None:
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
-    )
-    assert built.returncode == 0, built.stderr
-    settings = (tmp_path / "site" / "configuration" / "index.html").read_text()
-    assert "archival_max_chars" in settings and "<!-- generated" not in settings
-    images = tmp_path / "site" / "images"
-    assert sorted(p.name for p in images.iterdir()) == sorted(docs_pictures.PICTURES)
-    for name, shows in {"prompt.svg": "tokens", "recall.svg": "best&#160;first"}.items():
-        picture = (images / name).read_text(encoding="utf-8")
-        assert "ops-bot" in picture and shows in picture, name  # made now, from the demo
 
 
 def test_the_key_table_names_every_binding_id() -> None:

@@ -61,7 +61,7 @@ def test_wheel_installs_into_a_fresh_venv_and_opens_headless(tmp_path: Path) -> 
     assert build.returncode == 0, build.stderr
     (wheel,) = dist.glob("oryxtui-*.whl")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)  # see below
     python = venv / "bin" / "python"
     purelib = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -73,11 +73,12 @@ def test_wheel_installs_into_a_fresh_venv_and_opens_headless(tmp_path: Path) -> 
     (Path(purelib) / "borrowed_dependencies.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n"
     )
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "--no-deps", "--no-index", wheel],
+    install = subprocess.run(  # this pip, into the venv (`--python`): no pip bootstrapped there
+        [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
+         wheel],
         capture_output=True,
         text=True,
-    )
+    )  # fmt: skip
     assert install.returncode == 0, install.stderr
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
