@@ -6,6 +6,8 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oryxtui.agent.loop import AgentLoop, footprint
 from oryxtui.agent.messages import Message, ToolCall, last_turns
@@ -276,3 +278,11 @@ def test_the_prompt_knows_what_recall_gave_in_the_last_turn_only() -> None:
         RecallUse("tea", (), "Invalid input: keyword"),
     )
     assert recalls_of_last_turn(history[:3]) == (RecallUse("old", ()),)
+
+
+@given(st.text())
+def test_a_token_estimate_counts_four_ascii_characters_or_one_other_a_token(text: str) -> None:
+    from oryxtui.agent.prompt import estimate_tokens
+
+    ascii_chars = sum(1 for char in text if ord(char) < 128)
+    assert estimate_tokens(text) == -(-ascii_chars // 4) + len(text) - ascii_chars
