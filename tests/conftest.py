@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -29,6 +30,16 @@ hypothesis_settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the imports and the collection made lives for the whole run: frozen out of the
+    garbage collector's sight, and its collections made rarer. Measured with `gc.callbacks`, a
+    fast run spent 62 s of its 230 s of CPU in the collector, mostly rescanning those objects;
+    with this, 26 s."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
 
 
 @pytest.fixture(autouse=True)
