@@ -25,6 +25,7 @@ from oryxtui.demo import create_demo_workspace
 from oryxtui.memory import MemoryService
 from oryxtui.memory.history import Actor
 from oryxtui.tui.app import OryxApp
+from oryxtui.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -114,13 +115,14 @@ KEPT = "dashboard.svg"  # the README's picture, the one kept in docs/images/
 
 
 def make_pictures(names: Iterable[str] = PICTURES) -> dict[str, str]:
-    """The SVG of each picture named, by file name (each over a demo of its own)."""
+    """The SVG of each picture named, by file name: one demo (none of the pictures changes
+    it; the first indexes it), a dashboard of its own for each."""
     with tempfile.TemporaryDirectory(prefix="oryxtui-pictures-") as folder:
-        return {name: asyncio.run(_picture(Path(folder) / name, PICTURES[name])) for name in names}
+        workspace, _ = create_demo_workspace(Path(folder), clock=lambda: MADE_AT)
+        return {name: asyncio.run(_picture(workspace, PICTURES[name])) for name in names}
 
 
-async def _picture(folder: Path, steps: Steps) -> str:
-    workspace, _ = create_demo_workspace(folder, clock=lambda: MADE_AT)
+async def _picture(workspace: Workspace, steps: Steps) -> str:
     settings = load_settings(workspace.config_path)
     dashboard = Actor("dashboard")
     service = MemoryService.open(workspace, settings, clock=lambda: MADE_AT, actor=dashboard)

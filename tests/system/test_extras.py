@@ -24,9 +24,9 @@ from oryxtui.workspace import init_workspace
 from tests.serve_process import free_port
 from tests.support import FACTS, ROUTINE_NOTES
 
-# Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
-# tests (they wait on pip more than they compete for the processor).
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("installs")]
+# Installs into fresh environments, each spread over the workers like any test (one group, one at
+# a time, they were the end of the whole run: 156 s on one worker).
+pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 
 # Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
 # tests (they wait on pip more than they compete for the processor).
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("installs")]
+pytestmark = pytest.mark.system
 
 REPO = Path(__file__).resolve().parents[2]
 
