@@ -48,6 +48,14 @@ class RunningApi:
         self.thread.join(timeout=10)
 
 
+def as_served(workspace: Workspace) -> RunningApi:
+    """The API as `oryxtui serve` makes it for this workspace (its config.toml read), in this
+    process: for tests of what the API answers rather than of the `serve` command."""
+    from oryxtui.config import load_settings
+
+    return RunningApi(workspace, app=create_api(workspace, load_settings(workspace.config_path)))
+
+
 class EventReader:
     """A client of `/api/v1/events`: the events as (id, data), read with a deadline. Parsed
     here, apart from oryxtui's own client, so a fault in one is not hidden by the other."""

@@ -36,7 +36,14 @@ class ServeProcess:
             str(self.port),
             *args,
         ]
-        self.env = {**os.environ, **(env or {})}
+        # Only what the test gives: a server a module shares starts before the per-test
+        # isolation (conftest), so no user's ORYXTUI_* setting may reach it from here.
+        inherited = {
+            name: value
+            for name, value in os.environ.items()
+            if not name.startswith("ORYXTUI_") and name != "ORYXOS_ROOT"
+        }
+        self.env = {**inherited, **(env or {})}
 
     def __enter__(self) -> ServeProcess:
         self.process = subprocess.Popen(

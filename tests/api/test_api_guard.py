@@ -16,15 +16,19 @@ import httpx
 import pytest
 
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import Workspace, init_workspace
 from tests.serve_process import ServeProcess, free_port
 from tests.support import make_agent, oryxtui_executable, run_oryxtui
 
 EVIL = "http://evil.example"
 
 
-@pytest.fixture
-def served(workspace: Workspace) -> Workspace:
+# One worker for the module: the tests that need only a plain server share one (each leaves
+# the memory as a test after it may find it; a test that configures the server starts its own).
+pytestmark = pytest.mark.xdist_group("api-guard")
+
+
+def with_ops_bot(workspace: Workspace) -> Workspace:
     folder = make_agent(workspace, "ops-bot")
     (folder / "MEMORY.md").write_text(
         f"{CORE_HEADER}\n- [2026-07-22 09:30:00] prefers tea\n{ARCHIVAL_HEADER}\n"
@@ -32,7 +36,12 @@ def served(workspace: Workspace) -> Workspace:
     return workspace
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    return with_ops_bot(init_workspace(tmp_path_factory.mktemp("guard") / "project"))
+
+
+@pytest.fixture(scope="module")
 def server(served: Workspace) -> Iterator[ServeProcess]:
     with ServeProcess(served.root) as running:
         yield running
@@ -92,7 +101,8 @@ def test_the_servers_own_origin_is_accepted(server: ServeProcess) -> None:
         assert "access-control-allow-origin" not in saved.headers
 
 
-def test_configured_hosts_and_cors_origins(served: Workspace) -> None:
+def test_configured_hosts_and_cors_origins(workspace: Workspace) -> None:
+    served = with_ops_bot(workspace)
     (served.root / "config.toml").write_text(
         '[api]\ncors_origins = ["http://console.example:3000"]\n'
     )
@@ -231,10 +241,10 @@ def test_a_save_waiting_on_a_lock_does_not_block_other_requests(
     assert "after the lock" in served.memory_file("ops-bot").read_text()
 
 
-def test_a_client_that_never_finishes_its_headers_is_cut_off(served: Workspace) -> None:
+def test_a_client_that_never_finishes_its_headers_is_cut_off(workspace: Workspace) -> None:
     env = {"ORYXTUI_API__HEADER_TIMEOUT_SECONDS": "1"}
     with (
-        ServeProcess(served.root, env=env) as server,
+        ServeProcess(with_ops_bot(workspace).root, env=env) as server,
         socket.create_connection(("127.0.0.1", server.port), timeout=30) as slow,
     ):
         slow.sendall(b"GET /api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more

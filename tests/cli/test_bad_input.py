@@ -24,6 +24,7 @@ from oryxtui.errors import MemoryWriteError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
+from tests.api_server import as_served
 from tests.dashboard_support import (
     agent_list,
     build_workspace,
@@ -33,7 +34,6 @@ from tests.dashboard_support import (
     wait_for,
 )
 from tests.llm_server import ScriptedLLM
-from tests.serve_process import ServeProcess
 from tests.support import fixed_clock, make_agent, oryxtui_executable, run_oryxtui
 
 
@@ -78,7 +78,7 @@ def test_a_refused_save_over_rest_is_not_journaled(workspace: Workspace) -> None
     folder = make_agent(workspace, "ops")
     (folder / "MEMORY.md").write_bytes(f"{CORE_HEADER}\n{ARCHIVAL_HEADER}\n- \xff\n".encode())
     (folder / "MEMORY.md").write_bytes(b"## \xe6\xa0\xb8\n- caf\xe9\n")
-    with ServeProcess(workspace.root) as server, server.client() as client:
+    with as_served(workspace) as client:
         refused = client.post("/api/v1/agents/ops/memory", json={"content": "never saved"})
         assert refused.status_code == 409
     journal = folder / "MEMORY.md.journal"
@@ -255,7 +255,7 @@ def test_create_starts_an_agent_that_is_then_listed(demo: Workspace, backend: st
     assert "fresh" in demo.list_agents()
     again = run_oryxtui("memory", "save", *root_args(demo, "--agent", "fresh", "y"))
     assert again.returncode == 0, again.stderr  # no second --create needed
-    with ServeProcess(demo.root) as server, server.client() as client:
+    with as_served(demo) as client:
         agents = {a["name"]: a for a in client.get("/api/v1/agents").json()["data"]}
         assert agents["fresh"]["has_agent_md"] is True  # a real agent, AGENT.md and all
         assert client.get("/api/v1/agents/fresh/memory").status_code == 200
@@ -287,7 +287,7 @@ def test_a_huge_entry_is_refused_everywhere(workspace: Workspace) -> None:
     cli = run_oryxtui("memory", "save", *root_args(workspace, "--agent", "ops", "-"), stdin=paste)
     assert cli.returncode == 2
     assert "274,999 characters" in cli.stderr and "2,000" in cli.stderr
-    with ServeProcess(workspace.root) as server, server.client() as client:
+    with as_served(workspace) as client:
         api = client.post("/api/v1/agents/ops/memory", json={"content": paste[:20_000]})
         assert api.status_code == 400 and "memory.max_entry_chars" in api.json()["message"]
     memory = MemoryService.open(workspace, Settings(), clock=fixed_clock)
@@ -361,7 +361,7 @@ def test_the_cli_and_rest_share_one_scope_rule(workspace: Workspace) -> None:
         )
         assert cli.returncode == 0, cli.stderr
         assert json.loads(cli.stdout)["scope"] == "core"
-    with ServeProcess(workspace.root) as server, server.client() as client:
+    with as_served(workspace) as client:
         rest = client.post("/api/v1/agents/ops/memory", json={"content": "y", "scope": " core"})
         assert rest.json()["data"]["scope"] == "core"
 

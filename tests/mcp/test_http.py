@@ -28,6 +28,10 @@ from tests.support import agents_with_notes, bearer, cli, make_key
 CURSOR = types.Implementation(name="cursor", version="1.0")
 
 
+# One worker for the module: its tests share one server.
+pytestmark = pytest.mark.xdist_group("mcp-http")
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
     workspace = init_workspace(tmp_path_factory.mktemp("mcp") / "project")

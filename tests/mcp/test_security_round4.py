@@ -33,6 +33,10 @@ LIMITS = {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
+# One worker for the module: its tests share one server.
+pytestmark = pytest.mark.xdist_group("mcp-round4")
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
     workspace = init_workspace(tmp_path_factory.mktemp("mcp4") / "project")

@@ -10,6 +10,7 @@ import pytest
 
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
 from oryxtui.workspace import Workspace
+from tests.api_server import as_served
 from tests.dashboard_support import (
     agent_list,
     build_workspace,
@@ -18,7 +19,6 @@ from tests.dashboard_support import (
     shown_memory,
     wait_for,
 )
-from tests.serve_process import ServeProcess
 from tests.support import make_agent, run_oryxtui
 
 SECRET = "root:x:0:0:TOP-SECRET"
@@ -78,7 +78,7 @@ def test_the_cli_refuses_with_one_sentence(
 @pytest.mark.parametrize("link", LINKS)
 def test_the_api_answers_409(workspace: Workspace, outside: Path, link) -> None:
     link(workspace, outside)
-    with ServeProcess(workspace.root) as server, server.client() as client:
+    with as_served(workspace) as client:
         for path in ("/api/v1/agents/leak/prompt", "/api/v1/agents/leak/memory"):
             if link is link_agent_md and path.endswith("/memory"):
                 continue
