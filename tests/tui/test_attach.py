@@ -135,25 +135,6 @@ async def test_the_sidebar_groups_each_servers_agents_and_edits_go_over_the_api(
         assert "ANSWER" not in memory_file.read_text()
 
 
-async def test_what_a_server_refuses_is_one_sentence_in_the_dashboard(
-    servers: dict[str, tuple],
-) -> None:
-    workspace, url = servers["one"]
-    key = cli("keys", "create", "viewer", "--scope", "read", "--root", str(workspace.root))
-    memory_file = workspace.memory_file("alpha")
-    before = memory_file.read_bytes()
-    app = OryxApp.attached(Fleet([Server(url, key.stdout.strip(), name="one")]), user="tester")
-    async with app.run_test(size=(160, 45)) as pilot:
-        await wait_for(pilot, lambda: showing(app, "alpha@one"))
-        await pilot.press("s")  # known before typing: said at once, no dialog to refuse later
-        await pilot.pause()
-        said = [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
-        assert any("read-only" in text for text in said), said
-        assert all(key.stdout.strip() not in text for text in said)
-        assert not isinstance(app.focused, Input)
-    assert memory_file.read_bytes() == before
-
-
 async def test_recall_digest_chat_prompt_and_sessions_over_the_api(
     servers: dict[str, tuple],
 ) -> None:
@@ -221,8 +202,9 @@ async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """Attached with a read key: saving, editing, moving and deleting are dimmed in the
-    footer, and their keys (and the palette) say at once that the key is read-only — no save
-    dialog opens to refuse only after typing. A write key on another server keeps them."""
+    footer, and their keys (and the palette) say at once, in one sentence that does not show
+    the key, that it is read-only — no save dialog opens to refuse only after typing, and
+    nothing is written. A write key on another server keeps them."""
     from oryxtui.tui.commands import dashboard_commands
     from oryxtui.tui.screens.dashboard import DashboardScreen
     from oryxtui.tui.screens.save_entry import SaveEntryScreen
@@ -233,6 +215,8 @@ async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
     )
     reader = cli("keys", "create", "viewer", "--scope", "read", "--root", str(workspace.root))
     writer = cli("keys", "create", "alice", "--scope", "write", "--root", str(workspace.root))
+    memory_file = workspace.memory_file("ops")
+    before = memory_file.read_bytes()
     with ServeProcess(workspace.root) as served:
         fleet = Fleet(
             [
@@ -256,8 +240,11 @@ async def test_a_read_only_key_dims_the_changes_and_says_why_before_any_dialog(
             await pilot.press("s")
             await pilot.pause()
             assert not isinstance(app.screen, SaveEntryScreen)
+            assert not isinstance(app.focused, Input)
             said = [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
             assert any("read-only" in text and "write scope" in text for text in said), said
+            assert all(reader.stdout.strip() not in text for text in said)
+            assert memory_file.read_bytes() == before
             (save,) = [
                 (title, why, run)
                 for title, why, run in dashboard_commands(screen)
