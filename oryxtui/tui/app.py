@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App
@@ -240,10 +240,21 @@ class OryxApp(App[None]):
             if isinstance(screen, SessionsScreen) and screen.agent == agent:
                 screen.reload()
 
+    async def run_async(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().run_async(*args, **kwargs)
+        finally:
+            self._ended()  # even if the shutdown failed before Unmount
+
     def on_unmount(self) -> None:
-        self._stopping.set()
-        self.place.hang_up()  # a worker waiting on a server ends now: quitting never waits
+        self._ended()
         logging.getLogger(NOTICES).removeHandler(self._notices)
+
+    def _ended(self) -> None:
+        """The index keeper and the listener stop (they would keep the process alive), and a
+        worker waiting on a server ends now: quitting never waits."""
+        self._stopping.set()
+        self.place.hang_up()
 
     @on(Noticed)
     def _noticed(self, event: Noticed) -> None:

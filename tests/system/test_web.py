@@ -55,11 +55,35 @@ class WebProcess:
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
+        """SIGTERM to the server and the dashboards it started, as a service manager stops
+        it: every one of them ends (one once lived on, waiting on its index keeper)."""
+        group = self.process.pid
+        os.killpg(group, signal.SIGTERM)
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while living_in_group(group):
+            if time.monotonic() > deadline:
+                os.killpg(group, signal.SIGKILL)
+                raise AssertionError("a dashboard outlived `oryxtui web` after SIGTERM")
+            time.sleep(0.05)
+
+
+def living_in_group(group: int) -> list[int]:
+    """The processes of a process group that still run (not the ended ones that an init which
+    does not reap leaves as zombies)."""
+    living = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == group and state != "Z":
+            living.append(int(stat.parent.name))
+    return living
 
 
 @pytest.fixture

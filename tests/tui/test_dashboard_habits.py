@@ -296,3 +296,23 @@ async def test_toasts_never_cover_a_pane_border(demo_workspace: Workspace) -> No
         (toast,) = app.screen.query(Toast)
         width, height = app.size
         assert toast.region.right <= width - 1 and toast.region.bottom <= height - 2, toast.region
+
+
+async def test_the_background_threads_end_with_the_run_even_without_an_unmount(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index keeper and the listener are told to stop when the dashboard's run ends, even
+    if its shutdown never reached Unmount — as `oryxtui web` showed under a full CI run: its
+    dashboard, stopped with the server, stayed alive (480 MB) waiting on the index keeper."""
+    from oryxtui.tui.app import OryxApp
+
+    build_workspace(workspace)
+    monkeypatch.setattr(OryxApp, "on_unmount", lambda self: None)  # Unmount never handled
+    app = make_app(workspace)
+
+    async def quit_at_once(pilot: Any) -> None:
+        await pilot.press("q")
+
+    await app.run_async(headless=True, size=(120, 40), auto_pilot=quit_at_once)
+    assert app._stopping.is_set()
+    assert app.return_code == 0  # and no traceback from the column mounted after the first frame

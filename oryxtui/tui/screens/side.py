@@ -30,7 +30,10 @@ class Side:
     async def ready(self) -> SideColumn:
         """The column, mounted (the first call mounts it)."""
         if self._mounting is None:
-            self._mounting = self.screen.query_one("#body", Horizontal).mount(self.column)
+            body = self.screen.query_one("#body", Horizontal)
+            if not body.is_attached:  # the screen closed first (a quit before the first frame)
+                return self.column
+            self._mounting = body.mount(self.column)
         await self._mounting
         return self.column
 
