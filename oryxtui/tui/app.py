@@ -242,7 +242,7 @@ class OryxApp(App[None]):
 
     async def run_async(self, *args: Any, **kwargs: Any) -> None:
         try:
-            await super().run_async(*args, **kwargs)
+            return await super().run_async(*args, **kwargs)  # what `exit` was given
         finally:
             self._ended()  # even if the shutdown failed before Unmount
 
