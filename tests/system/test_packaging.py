@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-# Installs into fresh environments: one at a time (`--dist loadgroup`), beside the other system
-# tests (they wait on pip more than they compete for the processor).
+# Installs into fresh environments, spread over the workers like any test (as one group, one at
+# a time, the install tests were the end of the whole run).
 pytestmark = pytest.mark.system
 
 REPO = Path(__file__).resolve().parents[2]
