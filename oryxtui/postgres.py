@@ -214,6 +214,12 @@ class Postgres:
                     down = True
                 stop.wait(retry_seconds)
 
+    def pool_stats(self) -> dict[str, int] | None:
+        """The pool's own figures (psycopg_pool's: pool_size, pool_available, pool_max,
+        requests_waiting…), without waiting; None before it is opened."""
+        pool = self._pool
+        return None if pool is None else dict(pool.get_stats())
+
     def close(self) -> None:
         with self._lock:
             if self._pool is not None:

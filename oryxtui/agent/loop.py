@@ -7,6 +7,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from oryxtui import telemetry
 from oryxtui.agent.compaction import HistoryCompactor
 from oryxtui.agent.consolidation import summariser_of
 from oryxtui.agent.episodes import episode_store, finished_turns
@@ -106,6 +107,32 @@ class AgentLoop:
     ) -> Iterator[LoopEvent]:
         """One trigger. The user's message is saved first, so a failure never loses it."""
         session_id = session_id_for(channel, user, agent)
+        turn = telemetry.begin(
+            f"invoke_agent {agent or 'global'}",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent or "global",
+                "gen_ai.conversation.id": session_id,
+            },
+        )
+        error = None
+        try:
+            for event in self._turn(agent, user_message, channel, user, session_id, turn):
+                if event.kind == "error":
+                    error = event.text
+                yield event
+        finally:
+            telemetry.end(turn, error=error)
+
+    def _turn(
+        self,
+        agent: str | None,
+        user_message: str,
+        channel: str,
+        user: str,
+        session_id: str,
+        span: Any,
+    ) -> Iterator[LoopEvent]:
         begun = yield from self._begin(agent, session_id, channel, user, user_message)
         if begun is None:
             return
@@ -122,13 +149,8 @@ class AgentLoop:
                     if warning not in warned:
                         warned.add(warning)
                         yield LoopEvent("warning", warning)
-                turn = None
                 started = time.perf_counter()
-                for event in provider.stream(prompt.messages, prompt.tools):
-                    if isinstance(event, TextDelta):
-                        yield LoopEvent("text", event.text)
-                    elif isinstance(event, ModelTurn):
-                        turn = event
+                turn = yield from self._ask(provider, prompt, span)
             except OryxError as exc:  # the model failing included
                 if prompt is not None:
                     yield from self._recorded(
@@ -143,7 +165,7 @@ class AgentLoop:
             if not turn.tool_calls:
                 reply, stopped = turn.text, False
                 break
-            yield from self._call_tools(turn, agent, session_id, number, produced)
+            yield from self._call_tools(turn, agent, session_id, number, produced, span)
         if stopped:
             reply = f"Stopped after {max_iterations} iterations without a final answer."
             produced.append(Message("assistant", reply))
@@ -157,6 +179,27 @@ class AgentLoop:
         if not stopped:
             yield from self._after_reply(agent, provider, session_id, number, user_message, reply)
         yield LoopEvent("final", reply)
+
+    @staticmethod
+    def _ask(
+        provider: ChatProvider, prompt: Prompt, span: Any
+    ) -> Generator[LoopEvent, None, ModelTurn | None]:
+        """One model call, its text told as it comes; its span a child of the turn's."""
+        with telemetry.within(span):
+            call = telemetry.begin(*_inference(provider, prompt.messages))
+        turn, error = None, None
+        try:
+            for event in provider.stream(prompt.messages, prompt.tools):
+                if isinstance(event, TextDelta):
+                    yield LoopEvent("text", event.text)
+                elif isinstance(event, ModelTurn):
+                    turn = event
+        except OryxError as exc:
+            error = str(exc)
+            raise
+        finally:  # (ended too when the turn is abandoned: its client left)
+            telemetry.end(call, _inferred(turn), error)
+        return turn
 
     def _begin(
         self, agent: str | None, session_id: str, channel: str, user: str, user_message: str
@@ -186,11 +229,14 @@ class AgentLoop:
         session_id: str,
         number: int,
         produced: list[Message],
+        span: Any = None,
     ) -> Iterator[LoopEvent]:
-        """The tools the model called, in order, each result added to the turn's messages."""
+        """The tools the model called, in order, each result added to the turn's messages
+        (each call's span a child of the turn's `span`)."""
         for call in turn.tool_calls:
             yield LoopEvent("tool_call", tool=call.name, arguments=call.arguments_json)
-            result = self.executor.execute(call, agent, session_id, number)
+            with telemetry.within(span):
+                result = self.executor.execute(call, agent, session_id, number)
             produced.append(
                 Message("tool", result.content, tool_name=call.name, tool_call_id=call.id)
             )
@@ -299,3 +345,31 @@ class AgentLoop:
             yield LoopEvent("error", f"The reply could not be stored: {exc}")
             return False
         return True
+
+
+def _inference(provider: ChatProvider, messages: Any) -> tuple[str, dict[str, Any]]:
+    """A model call's span, as the GenAI conventions name it (the prompt only with
+    capture_content)."""
+    model = getattr(provider, "model", None) or provider.label
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": getattr(provider, "provider_name", "openai"),
+        "gen_ai.request.model": model,
+    }
+    if telemetry.content():
+        import json
+
+        attributes["gen_ai.input.messages"] = json.dumps(list(messages), ensure_ascii=False)
+    return f"chat {model}", attributes
+
+
+def _inferred(turn: ModelTurn | None) -> dict[str, Any]:
+    """What a model call's span says of its answer."""
+    if turn is None:
+        return {}
+    told: dict[str, Any] = {
+        "gen_ai.response.finish_reasons": ("tool_calls",) if turn.tool_calls else ("stop",),
+    }
+    if telemetry.content():
+        told["gen_ai.output.messages"] = turn.text
+    return told

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from oryxtui import telemetry
 from oryxtui.agent.episodes import REPLY_CHARS, EpisodeStore, clipped
 from oryxtui.agent.messages import ToolCall
 from oryxtui.errors import OryxError, UsageError
@@ -151,7 +152,12 @@ class RecallMemory(Tool):
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, RecallMemoryInput)
-        found = self.memory.recall(current_agent.get(), arguments.keyword)
+        started = time.perf_counter()
+        agent = current_agent.get()
+        found = self.memory.recall(agent, arguments.keyword)
+        telemetry.searched(
+            agent, found.mode, len(found.hits), started, found.timings, self.memory.embedder_model
+        )
         limit = self.memory.max_entry_chars  # a line written by hand may be any length
         result: dict[str, Any] = {
             "keyword": clipped(arguments.keyword, limit),
@@ -285,9 +291,20 @@ class ToolExecutor:
         """The call run as `actor` (default: the agent of the session's turn), audited."""
         started = time.perf_counter()
         token = current_agent.set(agent)
-        acting = current_actor.set(actor or acting_agent(session_id, turn))
+        by = actor or acting_agent(session_id, turn)
+        acting = current_actor.set(by)
+        told = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.conversation.id": session_id,
+        }
         try:
-            result = self._run(call)
+            with telemetry.span(f"execute_tool {call.name}", told) as span:
+                result = self._run(call, agent, telemetry.actor_kind(by.kind))
+                if span is not None:
+                    _told_in(span, call, result)
         finally:
             current_actor.reset(acting)
             current_agent.reset(token)
@@ -306,7 +323,7 @@ class ToolExecutor:
             )
         return result
 
-    def _run(self, call: ToolCall) -> ToolResult:
+    def _run(self, call: ToolCall, agent: str | None, actor: str) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
@@ -327,8 +344,10 @@ class ToolExecutor:
             )
             return self._failed(call, f"Invalid arguments for {call.name}: {problems.rstrip('.')}.")
         try:
-            with collecting() as notes:
+            with collecting() as notes, _operation(call.name, agent, actor) as operation:
                 output = tool.run(arguments)
+                if operation is not None:
+                    _outcome(operation, call.name, output)
         except OryxError as exc:
             return self._failed(call, str(exc))
         except Exception as exc:
@@ -340,3 +359,32 @@ class ToolExecutor:
     @staticmethod
     def _failed(call: ToolCall, message: str) -> ToolResult:
         return ToolResult(call, False, json.dumps({"error": message}, ensure_ascii=False), message)
+
+
+def _operation(tool: str, agent: str | None, actor: str) -> contextlib.AbstractContextManager[Any]:
+    """A memory tool's call as the GenAI conventions' memory operation (its span; a refusal
+    counted); any other tool's: nothing."""
+    if tool not in telemetry.MEMORY_TOOLS:
+        return contextlib.nullcontext(None)
+    operation, change = telemetry.MEMORY_TOOLS[tool]
+    return telemetry.memory_operation(operation, agent, actor, change=change)
+
+
+def _outcome(span: Any, tool: str, output: dict[str, Any]) -> None:
+    """What a memory tool's call came to, on its span: the entry and whether it was held."""
+    if tool == "recall_memory":
+        return
+    span.set_attribute("oryxtui.memory.outcome", "held" if output.get("held") else "written")
+    if isinstance(output.get("id"), str):
+        span.set_attribute("gen_ai.memory.id", output["id"])
+    if telemetry.content() and isinstance(output.get("entry"), str):
+        span.set_attribute("gen_ai.memory.content", output["entry"])
+
+
+def _told_in(span: Any, call: ToolCall, result: ToolResult) -> None:
+    """A tool call's span: its failure, and (with capture_content) its arguments and result."""
+    if not result.success:
+        telemetry.failed(span, "tool_error", result.error or "failed")
+    if telemetry.content():
+        span.set_attribute("gen_ai.tool.call.arguments", call.arguments_json)
+        span.set_attribute("gen_ai.tool.call.result", result.content)

@@ -16,8 +16,12 @@ from oryxtui.api.events import EventLog
 from oryxtui.api.facts import router as facts_router
 from oryxtui.api.feed import EventFeed
 from oryxtui.api.guard import RequestGuard
+from oryxtui.api.health import Health
+from oryxtui.api.health import router as health_router
 from oryxtui.api.keys import KeyStore
 from oryxtui.api.limits import RateLimit
+from oryxtui.api.metrics import Instrumented, ServerMetrics
+from oryxtui.api.metrics import router as metrics_router
 from oryxtui.api.middleware import (
     Answers,
     Authentication,
@@ -58,6 +62,9 @@ def create_api(
     feed = EventFeed(workspace, settings, memory, events, scrub, lambda: place.database)
     keys = KeyStore(place.database)
     auth = Authenticator.at_start(keys, token, bind_host)
+    streams = StreamSlots(settings.api.max_streams, settings.api.streams_per_key)
+    health = Health(workspace, settings, feed)
+    metrics = ServerMetrics.serving(settings, memory, place, health, streams.open, events)
 
     api = FastAPI(
         lifespan=lambda _: feed.running(),
@@ -75,31 +82,51 @@ def create_api(
         place=place,
         memory=memory,
         events=events,
-        streams=StreamSlots(settings.api.max_streams, settings.api.streams_per_key),
+        streams=streams,
         runner=place.loop(),
         queue=AgentQueue(),
         scrub=scrub,
         keys=keys,
         auth=auth,
+        metrics=metrics,
     )
+    api.state.health = health
     answers = Answers(scrub)
-    api.middleware("http")(gathering_notices(scrub))
-    limit = RateLimit(settings.api.rate_limit_per_minute)
-    api.middleware("http")(Authentication(auth, limit, answers))
+    hosts = allowed_host_names(bind_host, [*settings.api.allowed_hosts, *allowed_hosts])
+    _layers(api, settings, Authentication(auth, limit_of(settings), answers), hosts, metrics)
+    install_error_handlers(api, answers)
+    routers = (router, facts_router, about.router, streams_router, talk.router)
+    for routes in (*routers, health_router, metrics_router):
+        api.include_router(routes)
+    _serve_docs(api)
+    return api
+
+
+def limit_of(settings: Settings) -> RateLimit:
+    return RateLimit(settings.api.rate_limit_per_minute)
+
+
+def _layers(
+    api: FastAPI,
+    settings: Settings,
+    authentication: Authentication,
+    hosts: frozenset[str] | None,
+    metrics: ServerMetrics | None,
+) -> None:
+    """What every request passes, outermost last: counted and traced, guarded (Host, Origin,
+    body), CORS, authenticated, its notices gathered."""
+    api.middleware("http")(gathering_notices(authentication.answers.scrub))
+    api.middleware("http")(authentication)
     if settings.api.cors_origins:
         _allow_origins(api, settings.api.cors_origins)
     api.add_middleware(
-        RequestGuard,  # outermost: before CORS, the token, and any body is read
-        allowed_hosts=allowed_host_names(bind_host, [*settings.api.allowed_hosts, *allowed_hosts]),
+        RequestGuard,  # before CORS, the token, and any body is read
+        allowed_hosts=hosts,
         cors_origins=settings.api.cors_origins,
         max_body_bytes=MAX_BODY_BYTES,
         body_timeout=settings.api.body_timeout_seconds,
     )
-    install_error_handlers(api, answers)
-    for routes in (router, facts_router, about.router, streams_router, talk.router):
-        api.include_router(routes)
-    _serve_docs(api)
-    return api
+    api.add_middleware(Instrumented, metrics=metrics)  # outermost: every request counted
 
 
 def _allow_origins(api: FastAPI, origins: Sequence[str]) -> None:

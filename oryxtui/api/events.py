@@ -12,16 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import secrets
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from oryxtui.memory.events import Event, StoreState, to_json
 
+log = logging.getLogger("oryxtui.api")
 KEEP = 10_000
 INTERNAL = frozenset({"keys"})  # kinds the server tells itself, never a client
 EVERYONE = frozenset({"reset", "agents", "store"})  # kinds every stream is told, whatever its reach
@@ -59,6 +62,8 @@ class EventLog:
         # The shared database this server reads is out of reach (its listener lost it): told
         # to every stream as a `store` event, and to a new one in its first event.
         self.store_down = False
+        # Told of every event before the streams are (in the publisher's thread).
+        self.listeners: list[Callable[[Event], None]] = []
 
     def store(self, down: bool) -> None:
         """Tell every stream the shared database went out of reach, or came back."""
@@ -74,6 +79,11 @@ class EventLog:
         return f"{self.stream}.{n}"
 
     def publish(self, event: Event) -> None:
+        for listener in self.listeners:  # (the server's metrics)
+            try:
+                listener(event)
+            except Exception:  # a listener's fault never keeps an event from the streams
+                log.exception("an event listener failed")
         data = to_json(event) | {"time": datetime.now().isoformat(timespec="milliseconds")}
         text = json.dumps(data, ensure_ascii=False)
         with self._lock:

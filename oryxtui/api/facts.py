@@ -18,6 +18,7 @@ from oryxtui.api.models import (
     SuggestionBody,
     saved_entry,
 )
+from oryxtui.api.operations import done, operation
 from oryxtui.api.routes import AgentName, Memory, Queue, Writes, answer, json_body
 from oryxtui.api.routes import router as memory_router
 from oryxtui.memory.service.currency import moment_of
@@ -38,8 +39,10 @@ async def replace_entry(
     history, replaced. A key whose changes are reviewed proposes it (`held`). 409 when the
     entry changed since it was read."""
     body = await json_body(request, SaveBody, '{"content": "..."}')
-    old, new = await queue.run(name, memory.replace, name, entry_id, body.content)
-    held = memory.holds_change(memory.by, name)
+    with operation("update_memory", name, "replace", id=entry_id):
+        old, new = await queue.run(name, memory.replace, name, entry_id, body.content)
+        held = memory.holds_change(memory.by, name)
+        done(new.id, held, new.line)
     return answer(Replacement(replaced=saved_entry(old), entry=saved_entry(new), held=held))
 
 

@@ -109,6 +109,9 @@ class EventFeed:
         self._lock = threading.Lock()
         self._database: Any = None  # where sessions are: opened on first use
         self._watching: asyncio.Event | None = None  # set once the files are watched
+        self._watch: asyncio.Future[None] | None = None  # the watch, while it runs
+        self._listener: threading.Thread | None = None  # the shared database's listener
+        self._keeper: threading.Thread | None = None  # the index keeper (with an embedder)
 
     # What the server starts with -----------------------------------------------------------
 
@@ -240,10 +243,12 @@ class EventFeed:
         stopped = threading.Event()
         await anyio.to_thread.run_sync(self.prime)
         self._watching = asyncio.Event()
-        watching = asyncio.ensure_future(self.watch_files())
-        threading.Thread(target=self.listen, args=(stopped,), daemon=True).start()
+        self._watch = watching = asyncio.ensure_future(self.watch_files())
+        self._listener = threading.Thread(target=self.listen, args=(stopped,), daemon=True)
+        self._listener.start()
         if self.memory.embeds:
-            threading.Thread(target=self._keep_index, args=(stopped,), daemon=True).start()
+            self._keeper = threading.Thread(target=self._keep_index, args=(stopped,), daemon=True)
+            self._keeper.start()
         with contextlib.suppress(TimeoutError):  # a change from now on is seen (not waited
             async with asyncio.timeout(WATCH_ARMED_SECONDS):  # for forever: no folder, say)
                 await self._watching.wait()
@@ -254,6 +259,27 @@ class EventFeed:
             watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watching
+
+    # How the feeds are doing (what /readyz and the metrics tell) ---------------------------
+
+    def watching(self) -> bool:
+        """The workspace watch runs, and has been set up."""
+        watch = self._watch
+        armed = self._watching is not None and self._watching.is_set()
+        return watch is not None and not watch.done() and armed
+
+    def keeping_index(self) -> bool | None:
+        """The index keeper runs (None: there is no embedder, so no keeper)."""
+        if not self.memory.embeds:
+            return None
+        return self._keeper is not None and self._keeper.is_alive()
+
+    def listening(self) -> bool | None:
+        """The shared database's announcements are heard (None: no shared database)."""
+        if not isinstance(self.memory.store, Listened):
+            return None
+        alive = self._listener is not None and self._listener.is_alive()
+        return alive and not self.events.store_down
 
     def _keep_index(self, stopped: threading.Event) -> None:
         from oryxtui.memory.recall.keeper import keep_index

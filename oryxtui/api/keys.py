@@ -30,6 +30,7 @@ LAST_USED_EVERY = timedelta(minutes=1)  # last_used_at is written at most this o
 class Scope(IntEnum):
     """What a key may do; each scope includes the ones below it."""
 
+    METRICS = 0  # /metrics and /readyz's sentences only: what a Prometheus scraper needs
     READ = 1  # see memory, history, sessions, prompts, events; recall
     WRITE = 2  # save, edit, move, delete, bring back, chat
     ADMIN = 3  # digests and consolidation, keys
@@ -39,7 +40,7 @@ class Scope(IntEnum):
         try:
             return cls[text.strip().upper()]
         except KeyError:
-            raise UsageError(f"The scope is read, write or admin, not {text!r}.") from None
+            raise UsageError(f"The scope is metrics, read, write or admin, not {text!r}.") from None
 
     @property
     def label(self) -> str:

@@ -19,6 +19,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oryxtui.api.auth import Authenticator
 from oryxtui.api.guard import NOT_JSON, is_mcp, refusal_body
+from oryxtui.api.health import PUBLIC
+from oryxtui.api.keys import Scope
 from oryxtui.api.limits import RateLimit
 from oryxtui.api.models import envelope
 from oryxtui.errors import DatabaseError, OryxError, Unreachable
@@ -94,6 +96,8 @@ class Authentication:
     async def __call__(self, request: Request, call_next: Next) -> Response:
         client = request.client.host if request.client else "unknown"
         authorization = request.headers.get("authorization")
+        if request.url.path in PUBLIC:  # probes: answered to anyone, in more detail to a key
+            return await self._probe(request, call_next, authorization, client)
         try:
             caller = await anyio.to_thread.run_sync(self.auth.identify, authorization, client)
             spender = "the server's token" if caller.name is None else f"key {caller.name!r}"
@@ -106,6 +110,13 @@ class Authentication:
         not_json = request.scope.get("state", {}).get(NOT_JSON)
         if not_json:
             return self.answers.failure(415, not_json, request.url.path)
+        if caller.scope is Scope.METRICS and request.url.path != "/metrics":
+            return self.answers.failure(
+                403,
+                f"The key {caller.name!r} has the metrics scope: it reads /metrics and "
+                "/readyz, nothing else; use a key with the read scope for memory.",
+                request.url.path,
+            )
         request.state.caller = caller
         request.state.authorization = authorization
         acting = current_actor.set(Actor(caller.actor))
@@ -113,6 +124,22 @@ class Authentication:
             return await call_next(request)
         finally:
             current_actor.reset(acting)
+
+    async def _probe(
+        self, request: Request, call_next: Next, authorization: str | None, client: str
+    ) -> Response:
+        """/healthz and /readyz: no key needed (a probe has none), and none counted as a
+        failed attempt when there is none; a valid one is the caller, who is told more."""
+        try:
+            if authorization:
+                caller = await anyio.to_thread.run_sync(self.auth.identify, authorization, client)
+            else:
+                caller = await anyio.to_thread.run_sync(self.auth.caller, None)
+        except OryxError:
+            caller = None
+        if caller is not None:
+            request.state.caller = caller
+        return await call_next(request)
 
 
 def install_error_handlers(api: FastAPI, answers: Answers) -> None:

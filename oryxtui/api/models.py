@@ -290,7 +290,7 @@ class ServerInfo(BaseModel):
     embeds: bool = Field(description="an embedder indexes new entries")
     stream: str = Field(description="this run's event stream: event ids start with it")
     caller: str | None = Field(description="the key's name (null: the server's token, or open)")
-    scope: str = Field(description="read, write or admin")
+    scope: str = Field(description="metrics, read, write or admin")
     agents: list[str] | None = Field(description="the agent patterns the key is limited to")
     store: str | None = Field(
         None,

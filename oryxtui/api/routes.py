@@ -35,6 +35,7 @@ from oryxtui.api.models import (
     envelope,
     saved_entry,
 )
+from oryxtui.api.operations import done, operation, searching
 from oryxtui.api.state import (
     caller_of,
     memory_of,
@@ -202,12 +203,14 @@ async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Req
     body = await json_body(request, SaveBody, '{"content": "...", "scope": "archival"}')
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
-    saved = await queue.run(name, memory.save_checked, name, body.content, body.scope)
-    told: dict[str, Any] = dict(saved_entry(saved.entry))
-    if saved.may_update:
-        told["may_update"] = saved.may_update_json()
-    if memory.holds_change(memory.by, name):
-        told["held"] = True
+    with operation("create_memory", name, scope=body.scope):
+        saved = await queue.run(name, memory.save_checked, name, body.content, body.scope)
+        told: dict[str, Any] = dict(saved_entry(saved.entry))
+        if saved.may_update:
+            told["may_update"] = saved.may_update_json()
+        if memory.holds_change(memory.by, name):
+            told["held"] = True
+        done(saved.entry.id, bool(told.get("held")), saved.entry.line)
     return answer(told)
 
 
@@ -224,7 +227,9 @@ async def change_entry(
         raise UsageError('Nothing to change: give "content", "scope" or both.')
     # One change, checked whole before anything is written: a bad scope never leaves the
     # text edited behind a 400.
-    entry = await queue.run(name, memory.change, name, entry_id, body.content, body.scope)
+    with operation("update_memory", name, id=entry_id):
+        entry = await queue.run(name, memory.change, name, entry_id, body.content, body.scope)
+        done(entry.id, False, entry.line)
     return answer(saved_entry(entry))
 
 
@@ -233,7 +238,9 @@ async def change_entry(
 )
 async def delete_entry(name: AgentName, entry_id: str, memory: Memory, queue: Queue) -> Response:
     """Remove an entry; the answer is the entry as it was. 409 when it changed since read."""
-    entry = await queue.run(name, memory.delete, name, entry_id)
+    with operation("delete_memory", name, id=entry_id):
+        entry = await queue.run(name, memory.delete, name, entry_id)
+        done(entry.id, False)
     return answer(saved_entry(entry))
 
 
@@ -395,11 +402,12 @@ def recall(
     `as_of` (a time) searches the memory as it stood then, `include_replaced=true` the
     versions replaced since too: ranked by words and time, each hit no longer true saying
     what replaced it."""
-    if as_of is not None or include_replaced:
-        moment = None if as_of is None else moment_of(as_of)
-        found = memory.recall_past(name, keyword, moment, include_replaced)
-    else:
-        found = memory.recall(name, keyword)
+    with searching(name, keyword, memory) as told:
+        if as_of is not None or include_replaced:
+            moment = None if as_of is None else moment_of(as_of)
+            found = told(memory.recall_past(name, keyword, moment, include_replaced))
+        else:
+            found = told(memory.recall(name, keyword))
     data: dict[str, Any] = found.to_json(explain)
     if data["index"] is not None:
         data["index"] = IndexInfo.model_construct(**data["index"])

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from oryxtui.api.auth import Authenticator
     from oryxtui.api.events import EventLog
     from oryxtui.api.keys import KeyStore
+    from oryxtui.api.metrics import ServerMetrics
     from oryxtui.api.streams import StreamSlots
     from oryxtui.api.waiting import AgentQueue
     from oryxtui.config import Settings
@@ -40,6 +41,7 @@ class ApiState:
     scrub: Callable[[str], str]
     keys: KeyStore
     auth: Authenticator
+    metrics: ServerMetrics | None = None  # None: [telemetry.metrics] enabled = false
 
 
 def state_of(request: Request) -> ApiState:

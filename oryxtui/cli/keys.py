@@ -14,7 +14,12 @@ from oryxtui.places import workspace_place
 if TYPE_CHECKING:
     from oryxtui.api.keys import KeyStore
 
-SCOPES = ("read", "write", "admin")  # `Scope`'s labels (a test holds them so): no import to list
+SCOPES = (
+    "metrics",
+    "read",
+    "write",
+    "admin",
+)  # `Scope`'s labels (a test holds them so): no import to list
 
 
 def _store(args: argparse.Namespace) -> KeyStore:

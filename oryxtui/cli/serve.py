@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,11 +41,18 @@ if TYPE_CHECKING:
     ),
     arg("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate (chain)"),
     arg("--tls-key", metavar="PEM", help="the certificate's private key"),
+    arg(
+        "--log-format",
+        choices=("plain", "json"),
+        default="plain",
+        help="json: one JSON object per line on stderr, a line per request (default: plain)",
+    ),
 )
 def serve(args: argparse.Namespace) -> int:
     token = _token(args)
     require("server", "The REST API")
     import uvicorn
+    import uvicorn.config
 
     from oryxtui.agent.sessions import open_conversations
     from oryxtui.api.app import check_bind, create_api
@@ -55,14 +63,24 @@ def serve(args: argparse.Namespace) -> int:
     tls = _tls(args.tls_cert, args.tls_key)
     keys = KeyStore(open_conversations(workspace, settings)).any_live()
     check_bind(args.host, token, [*settings.api.allowed_hosts, *args.allow_host], keys)
+    tracing = settings.telemetry.tracing
+    if tracing.enabled:
+        require("otel", "Tracing ([telemetry.tracing] enabled)")
     api = create_api(workspace, settings, token, args.host, args.allow_host)
     mcp = _serve_mcp(api)
     listener = listening_socket(args.host, args.port)  # a port in use fails here, quietly
     protocol = guarded(settings.api.header_timeout_seconds, settings.api.connections_per_client)
+    json_logs = args.log_format == "json"
+    if json_logs:
+        from oryxtui.api.logs import log_json
+        from oryxtui.api.middleware import Scrubber
+
+        log_json(Scrubber(workspace.root))
     config = uvicorn.Config(
         api,
         http=protocol,
-        log_level="warning",  # no access log: nothing that names a request's key
+        log_config=None if json_logs else uvicorn.config.LOGGING_CONFIG,
+        log_level="warning",  # uvicorn's access log off: it would show the paths asked for
         timeout_keep_alive=5,
         # Event streams never end by themselves: on shutdown they are cut after this long.
         timeout_graceful_shutdown=2,
@@ -70,14 +88,44 @@ def serve(args: argparse.Namespace) -> int:
         ssl_keyfile=tls[1] if tls else None,
     )
     scheme = "https" if tls else "http"
-    sys.stderr.write(f"Serving {workspace.root} on {scheme}://{args.host}:{args.port}/api/v1\n")
-    sys.stderr.write(f"memory: {memory_place(workspace, settings)}\n")
+    banner = [
+        f"Serving {workspace.root} on {scheme}://{args.host}:{args.port}/api/v1",
+        f"memory: {memory_place(workspace, settings)}",
+    ]
     if mcp:
         url = f"{scheme}://{args.host}:{args.port}/mcp/agents/NAME"
-        sys.stderr.write(f"MCP: {url} (streamable HTTP, the same keys)\n")
-    sys.stderr.flush()
-    uvicorn.Server(config).run(sockets=[listener])
+        banner.append(f"MCP: {url} (streamable HTTP, the same keys)")
+    if tracing.enabled:
+        banner.append(f"traces: OTLP to {tracing.endpoint}")
+    _tell(banner, json_logs)
+    stop_tracing = _start_tracing(settings)
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        stop_tracing()  # the last spans sent
     return EXIT_OK
+
+
+def _tell(lines: list[str], json_logs: bool) -> None:
+    """What the server says as it starts: lines on stderr, or log events in the JSON format."""
+    if json_logs:
+        import logging
+
+        for line in lines:
+            logging.getLogger("oryxtui.api").info(line)
+        return
+    sys.stderr.write("".join(line + "\n" for line in lines))
+    sys.stderr.flush()
+
+
+def _start_tracing(settings: Settings) -> Callable[[], None]:
+    """Spans from now on when `[telemetry.tracing]` is enabled; what stops it."""
+    tracing = settings.telemetry.tracing
+    if not tracing.enabled:
+        return lambda: None
+    from oryxtui import telemetry
+
+    return telemetry.start_tracing(tracing.endpoint, tracing.service_name, tracing.capture_content)
 
 
 def _serve_mcp(api: FastAPI) -> bool:

@@ -41,6 +41,8 @@ _PATH = re.compile(r"/mcp(?:/agents/(?P<agent>[^/]*))?/?")
 def serve_mcp(api: FastAPI) -> None:
     """Add `/mcp` to an app made by `create_api`, running while the app runs."""
     endpoint = McpEndpoint(state_of_app(api))
+    if endpoint.state.metrics is not None:
+        endpoint.state.metrics.mcp_sessions = endpoint.sessions.open
     outer = api.router.lifespan_context
 
     @asynccontextmanager

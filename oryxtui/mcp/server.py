@@ -21,11 +21,12 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from oryxtui import __version__
+from oryxtui import __version__, telemetry
 from oryxtui.agent.messages import ToolCall
 from oryxtui.agent.sessions import SessionStore
 from oryxtui.agent.tools import ToolExecutor
@@ -164,7 +165,31 @@ class MemoryServer(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult:
         """Run a call: refused in one sentence (a result flagged as an error, as the MCP
-        specification says for a tool's own failures) or answered with the tool's JSON."""
+        specification says for a tool's own failures) or answered with the tool's JSON. Its
+        span (MCP's conventions) continues the trace of the HTTP request that brought it."""
+        request_context = None if context is None else context.request_context
+        request = None if request_context is None else request_context.request
+        state = getattr(request, "state", None)
+        headers = getattr(request, "headers", None) or {}
+        told = {
+            "mcp.method.name": "tools/call",
+            "mcp.session.id": headers.get(MCP_SESSION_ID_HEADER),
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name[:128],
+            "jsonrpc.request.id": getattr(request_context, "request_id", None),
+        }
+        with (
+            telemetry.resumed(getattr(state, "trace_context", None)),
+            telemetry.span(f"tools/call {name[:128]}", told, "server") as span,
+        ):
+            result = await self._call_tool(name, arguments, context)
+            if result.is_error:
+                telemetry.failed(span, "tool_error", "the call was refused or failed")
+            return result
+
+    async def _call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> types.CallToolResult:
         actor, caller = who(context)
         try:
             raw = json.dumps(arguments, ensure_ascii=False)

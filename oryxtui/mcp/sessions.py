@@ -57,6 +57,12 @@ class SessionCount:
         with self._lock:
             self._open.pop(session, None)
 
+    def open(self) -> int:
+        """Sessions open now, of every key (those idle too long are forgotten)."""
+        with self._lock:
+            self._forget_idle()
+            return len(self._open)
+
     def held(self, who: str) -> int:
         with self._lock:
             self._forget_idle()

@@ -5,11 +5,13 @@ what its key must allow; the server checks it before running anything."""
 
 from __future__ import annotations
 
+import time
 from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oryxtui import telemetry
 from oryxtui.agent.episodes import EpisodeStore, clipped
 from oryxtui.agent.tools import (
     SaveMemory,
@@ -115,8 +117,17 @@ class McpRecall(Needs, Tool):
             raise UsageError("Nothing to recall: the query is empty.")
         agent = current_agent.get()
         limit = self.memory.max_entry_chars  # a line written by hand may be any length
+        started = time.perf_counter()
         core = self.memory.find_core(agent, query)[: arguments.limit]
         found = self.memory.recall(agent, query)
+        telemetry.searched(
+            agent,
+            found.mode,
+            len(core) + len(found.hits),
+            started,
+            found.timings,
+            self.memory.embedder_model,
+        )
         hits = found.entries[: max(arguments.limit - len(core), 0)]
 
         def told(entry: Any) -> dict[str, Any]:

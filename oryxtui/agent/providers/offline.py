@@ -51,6 +51,7 @@ class OfflineModel:
     "what did we say about …" (earlier conversations)."""
 
     label = LABEL
+    provider_name = "oryxtui.offline"  # as traces name it (gen_ai.provider.name)
 
     def stream(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]

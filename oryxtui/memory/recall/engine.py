@@ -31,6 +31,7 @@ from oryxtui.memory.recall.results import (
     IndexStatus,
     Recall,
     RouteRank,
+    Stopwatch,
 )
 from oryxtui.memory.recall.vectors import (
     NewVector,
@@ -94,10 +95,14 @@ class RecallEngine:
         weights = self.settings.weight
         upstream = self.settings.profile == "upstream"
         lexical_on = weights.lexical > 0 and not upstream
+        clock = Stopwatch()  # each route's own time, for operators
         keyword_ids = self._keyword_route(prepared, query)
+        clock.lap("keyword")
         lexical_ids, lexical_scores = (
             prepared.lexical.search(query) if lexical_on else (np.zeros(0, np.int64), None)
         )
+        if lexical_on:
+            clock.lap("lexical")
         semantic_route: Route | None = None
         state, notice, problem = "off", None, None
         similar = np.zeros(0, dtype=np.int64)
@@ -106,11 +111,12 @@ class RecallEngine:
                 state = "deferred"
             else:
                 try:
-                    semantic_route = self._semantic_route(key, prepared, query)
+                    semantic_route = self._semantic_route(key, prepared, query, clock)
                     state = "used"
                     similar = self._relevant(semantic_route, query)
                 except EmbedderError as exc:
                     state, notice, problem = "failed", DEGRADE_NOTICE, str(exc)
+                clock.lap("semantic")
         # Recency ranks every entry: upstream weighs it as much as meaning; here it only
         # breaks ties, unless the question asks for what is newest.
         by_recency = upstream or asks_for_recent(query)
@@ -140,7 +146,7 @@ class RecallEngine:
         # The index is read even when the query could not be embedded: what it holds does not
         # depend on the embedder answering now.
         status = self._status(key, prepared, refresh=key not in self._matrices)
-        return Recall(query, "hybrid", hits, state, notice, problem, status)
+        return Recall(query, "hybrid", hits, state, notice, problem, status, clock)
 
     def _recency_weight(self) -> float:
         setting = self.settings.weight.recency
@@ -193,8 +199,8 @@ class RecallEngine:
         positions = prepared.keyword.positions(query)
         return prepared.id_of_position[np.asarray(positions[::-1], dtype=np.int64)]
 
-    def _semantic_route(self, key: str, prepared: Prepared, query: str) -> Route:
-        vector = self._query_vector(query)
+    def _semantic_route(self, key: str, prepared: Prepared, query: str, clock: Stopwatch) -> Route:
+        vector = self._query_vector(query, clock)
         # A locked database: recall goes on with the vectors there are; the indexer retries.
         with contextlib.suppress(DatabaseError):
             limit = getattr(self.embedder, "recall_index_limit", RECALL_INDEX_LIMIT)
@@ -235,7 +241,7 @@ class RecallEngine:
         scores = np.asarray([score for _, score in pairs], dtype=np.float64)
         return Route("semantic", self.settings.weight.semantic, ids, scores)
 
-    def _query_vector(self, query: str) -> np.ndarray:
+    def _query_vector(self, query: str, clock: Stopwatch) -> np.ndarray:
         assert self.embedder is not None
         key = f"{self.embedder.model_id}\n{query}"
         with self._lock:
@@ -244,6 +250,7 @@ class RecallEngine:
                 self._queries.move_to_end(key)
                 return cached
         (vector,) = self._embed([query], "query")
+        clock.lap("embedding")  # (the embedder's call; a query kept is not one)
         with self._lock:
             self._queries[key] = vector
             while len(self._queries) > 256:

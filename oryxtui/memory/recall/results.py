@@ -3,6 +3,7 @@ engine itself needs NumPy)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -91,6 +92,19 @@ class IndexStatus:
         }
 
 
+class Stopwatch(dict[str, tuple[int, int]]):
+    """When each step of a recall ran (epoch ns: start, end); a lap ends where the next begins."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mark = time.time_ns()
+
+    def lap(self, step: str) -> None:
+        now = time.time_ns()
+        self[step] = (self.mark, now)
+        self.mark = now
+
+
 @dataclass(frozen=True)
 class Recall:
     """What a recall found, and how."""
@@ -103,6 +117,8 @@ class Recall:
     notice: str | None = None
     problem: str | None = None  # why the semantic route failed
     index: IndexStatus | None = None
+    # When each route ran (epoch ns, start and end): the edges' metrics and spans read it
+    timings: Mapping[str, tuple[int, int]] = field(default_factory=dict, compare=False)
 
     @property
     def entries(self) -> list[MemoryEntry]:

@@ -185,6 +185,14 @@ class ServiceBase:
         return self.store.ranked or hybrid
 
     @property
+    def embedder_model(self) -> str | None:
+        """The embedder's model as configured (its provider's name when it names none)."""
+        setup = self.recall_setup
+        if setup is None or setup.embedding.provider is None:
+            return None
+        return setup.embedding.model or setup.embedding.provider
+
+    @property
     def embeds(self) -> bool:
         """Recall ranks by meaning here (an embedder is configured), known without loading it."""
         setup = self.recall_setup

@@ -1,0 +1,198 @@
+"""Operating the server (issue 47): `/metrics` scraped and parsed by Prometheus' own parser,
+its counters moving after real requests, who may read it, its bounded series; `/healthz` and
+`/readyz` as probes see them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from oryxtui.api.app import create_api
+from oryxtui.config import Settings
+from oryxtui.workspace import Workspace
+from tests.api_server import RunningApi
+from tests.support import agents_with_notes, bearer, make_agent, make_key
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(client: httpx.Client, **headers: str) -> Samples:
+    """Every sample of /metrics, as Prometheus' parser reads it, by name and labels."""
+    answer = client.get("/metrics", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def until(condition: Callable[[], Any], timeout: float = 15) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = condition()
+        if found:
+            return found
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def ops(workspace: Workspace) -> Workspace:
+    return agents_with_notes(workspace, "ops", "atlas")
+
+
+@pytest.fixture
+def server(ops: Workspace) -> Iterator[httpx.Client]:
+    with RunningApi(ops) as client:
+        yield client
+
+
+def test_counters_move_after_real_requests(server: httpx.Client) -> None:
+    before = scrape(server)
+    saving = "/api/v1/agents/ops/memory"
+    assert server.post(saving, json={"content": "deploys go out on Tuesdays"}).status_code == 200
+    assert server.post(saving, json={"content": "x" * 20_000}).status_code == 400
+    found = server.get("/api/v1/agents/ops/memory/recall", params={"keyword": "deploys"})
+    assert found.status_code == 200 and found.json()["data"]["hits"]
+    nothing = server.get("/api/v1/agents/ops/memory/recall", params={"keyword": "zzzz-no-such"})
+    assert nothing.json()["data"]["hits"] == []
+    assert server.get("/api/v1/agents/nobody-here/memory").status_code == 404
+
+    # A save is counted once the change feed has told it (its history record read back).
+    def saved() -> Samples | None:
+        now = scrape(server)
+        told = value(now, "oryxtui_memory_changes_total", op="save", actor="api", outcome="written")
+        return now if told else None
+
+    after = until(saved)
+    route = "/api/v1/agents/{name}/memory/recall"
+    assert (
+        value(after, "oryxtui_http_requests_total", route=route, method="GET", status="200")
+        == value(before, "oryxtui_http_requests_total", route=route, method="GET", status="200") + 2
+    )
+    assert value(after, "oryxtui_http_request_duration_seconds_count", route=route, method="GET")
+    # the unknown agent: by its route's template, never its path
+    assert not any("nobody-here" in str(labels) for _, labels in after)
+    assert value(after, "oryxtui_recall_duration_seconds_count", mode="hybrid") == 2
+    assert value(after, "oryxtui_recall_route_duration_seconds_count", route="lexical") == 2
+    assert value(after, "oryxtui_recall_nothing_found_total", mode="hybrid") == 1
+    assert value(after, "oryxtui_recall_hits_count") == 2
+    assert value(after, "oryxtui_recall_hits_bucket", le="0.0") == 1
+    assert (
+        value(after, "oryxtui_memory_changes_total", op="save", actor="api", outcome="refused") == 1
+    )
+    assert value(after, "oryxtui_agents") == 2
+    assert value(after, "oryxtui_review_waiting", agent="ops") == 0
+    assert value(after, "oryxtui_up", part="database") == 1
+    assert value(after, "oryxtui_up", part="watch") == 1
+    assert value(after, "oryxtui_event_streams_open") == 0
+    assert value(after, "process_resident_memory_bytes") > 0
+
+
+def test_who_may_read_the_metrics_and_the_probes(ops: Workspace) -> None:
+    with RunningApi(ops) as open_server:  # loopback, no key ever made: open
+        assert open_server.get("/metrics").status_code == 200
+    scraper = make_key(ops, "prometheus", "metrics")
+    limited = make_key(ops, "ops-reader", "read", agents="ops")
+    reader = make_key(ops, "reader", "read")
+    with RunningApi(ops) as client:
+        assert client.get("/metrics").status_code == 401  # a key exists: one is needed
+        assert client.get("/metrics", headers=bearer(scraper)).status_code == 200
+        assert client.get("/metrics", headers=bearer(reader)).status_code == 200
+        refused = client.get("/metrics", headers=bearer(limited))
+        assert refused.status_code == 403 and "every agent" in refused.json()["message"]
+        # a metrics key reads nothing else
+        for path in ("/api/v1/agents", "/api/v1/agents/ops/memory", "/api/v1/events"):
+            answer = client.get(path, headers=bearer(scraper))
+            assert answer.status_code == 403, path
+            assert "metrics scope" in answer.json()["message"]
+        # probes: anyone, without detail; a key, with it
+        assert client.get("/healthz").json() == {"status": "ok"}
+        assert client.get("/readyz").json() == {"status": "ready"}
+        detailed = client.get("/readyz", headers=bearer(scraper)).json()
+        assert detailed["checks"] == {"database": True, "schema": True, "watch": True}
+        # a wrong key on a probe is no caller (and no detail), not an error
+        assert client.get("/readyz", headers=bearer("oryx_12345678_nope")).json() == {
+            "status": "ready"
+        }
+
+
+def test_a_hundred_agents_scrape_fast_in_bounded_series(workspace: Workspace) -> None:
+    for number in range(100):
+        make_agent(workspace, f"agent-{number:03d}")
+    settings = Settings.model_validate({"telemetry": {"metrics": {"max_agents": 20}}})
+    with RunningApi(workspace, app=create_api(workspace, settings)) as client:
+        samples = scrape(client)  # (the first reads every agent's figures)
+        spent = []
+        for _ in range(5):
+            started = time.perf_counter()
+            samples = scrape(client)
+            spent.append(time.perf_counter() - started)
+    agents = {dict(labels)["agent"] for name, labels in samples if name == "oryxtui_review_waiting"}
+    assert len(agents) == 21 + 1  # the global memory, 20 by name, the rest as one
+    assert "_others" in agents and "agent-099" not in agents
+    assert value(samples, "oryxtui_review_waiting", agent="_others") == 0
+    assert value(samples, "oryxtui_agents") == 100
+    assert len(samples) < 2_000
+    del spent  # (its figure is the benchmark's: tests assert no timings)
+
+
+def test_metrics_can_be_turned_off(ops: Workspace) -> None:
+    settings = Settings.model_validate({"telemetry": {"metrics": {"enabled": False}}})
+    with RunningApi(ops, app=create_api(ops, settings)) as client:
+        answer = client.get("/metrics")
+        assert answer.status_code == 404 and "enabled = false" in answer.json()["message"]
+        assert client.get("/healthz").status_code == 200
+
+
+def test_readiness_against_a_stopped_database(workspace: Workspace) -> None:
+    """Its own PostgreSQL (the tests' shared one stays up): ready while it runs; once it is
+    stopped, /readyz says 503 — the reason only to a keyed caller — and /healthz still 200."""
+    from oryxtui.config import DatabaseSettings
+    from oryxtui.postgres import Postgres, close_shared
+    from tests.postgres_server import postgres_server
+
+    with postgres_server() as database:
+        url = database.database()
+        Postgres(DatabaseSettings(url=url)).upgrade()
+        settings = Settings.model_validate(
+            {
+                "memory": {"backend": "database"},
+                "database": {"url": url, "connect_timeout_seconds": 2},
+            }
+        )
+        agents_with_notes(workspace, "ops")
+        try:
+            token = "a-token-of-the-server-0123456789"  # known without the database
+            with RunningApi(workspace, app=create_api(workspace, settings, token)) as client:
+                ready = client.get("/readyz", headers=bearer(token)).json()
+                assert ready["status"] == "ready", ready
+                assert ready["checks"]["listen"] is True
+                database.kill()
+
+                def unready() -> httpx.Response | None:
+                    answer = client.get("/readyz", headers=bearer(token))
+                    return answer if answer.status_code == 503 else None
+
+                answer = until(unready)
+                assert client.get("/readyz").json() == {"status": "not ready"}  # no key: no why
+                told = answer.json()
+                assert told["checks"]["database"] is False and told["checks"]["schema"] is False
+                assert any("cannot be reached" in problem for problem in told["problems"])
+                assert url not in answer.text and "postgres" not in answer.text.lower()
+                assert client.get("/healthz").status_code == 200
+                samples = scrape(client, **bearer(token))
+                assert value(samples, "oryxtui_up", part="database") == 0
+        finally:
+            close_shared()
