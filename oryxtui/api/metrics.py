@@ -378,9 +378,13 @@ class Instrumented:
 
 def route_of(scope: Scope) -> str:
     """The template of the route that took the request (`/api/v1/agents/{name}/memory`)."""
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) and path else UNMATCHED
+    route = getattr(scope.get("route"), "path", None)
+    if isinstance(route, str) and route and route != "/mcp":
+        return route
+    path = str(scope.get("path", ""))
+    if path == "/mcp" or path.startswith("/mcp/"):  # the MCP app, mounted: its own paths
+        return "/mcp/agents/{agent}" if path.startswith("/mcp/agents/") else "/mcp"
+    return UNMATCHED
 
 
 router = APIRouter(include_in_schema=False)
