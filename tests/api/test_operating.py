@@ -4,6 +4,7 @@ its counters moving after real requests, who may read it, its bounded series; `/
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -196,3 +197,46 @@ def test_readiness_against_a_stopped_database(workspace: Workspace) -> None:
                 assert value(samples, "oryxtui_up", part="database") == 0
         finally:
             close_shared()
+
+
+def test_the_grafana_dashboard_and_the_scrape_example_use_only_metrics_served(
+    workspace: Workspace, database_url: str
+) -> None:
+    """deploy/'s dashboard and alert examples cannot drift from the metrics: every name in
+    their queries is among the samples of a server with everything on (a shared database and
+    its pool, an embedder, MCP)."""
+    import json
+    from pathlib import Path
+
+    from oryxtui.mcp.http import serve_mcp
+
+    deploy = Path(__file__).parents[2] / "deploy"
+    settings = Settings.model_validate(
+        {
+            "memory": {"backend": "database"},
+            "database": {"url": database_url},
+            "embedding": {"provider": "mock"},
+        }
+    )
+    api = create_api(agents_with_notes(workspace, "ops"), settings)
+    serve_mcp(api)
+    with RunningApi(workspace, app=api) as client:
+        client.get("/api/v1/agents/ops/memory/recall", params={"keyword": "ops"})
+        client.post("/api/v1/agents/ops/memory", json={"content": "x" * 3000})
+        samples = scrape(client)
+    served = {name for name, _ in samples}
+    dashboard = json.loads((deploy / "grafana-dashboard.json").read_text())
+    queries = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    queries.append(dashboard["templating"]["list"][1]["query"])
+    queries.append((deploy / "prometheus.yml").read_text())
+    used = {name for query in queries for name in re.findall(r"\b(?:oryxtui|process)_\w+", query)}
+    assert len(used) > 15
+    assert used <= served, used - served
+    page = (deploy.parent / "docs" / "operating.md").read_text()
+    families = {re.sub(r"_(total|bucket|count|sum|info)$", "", n) for n in served}
+    undocumented = {
+        n
+        for n in families
+        if n.startswith("oryxtui_") and f"`{n}`" not in page and f"`{n}_total`" not in page
+    }
+    assert not undocumented, undocumented  # the operating page lists every metric

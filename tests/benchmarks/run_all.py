@@ -21,6 +21,7 @@ import bench_guards
 import bench_import
 import bench_mcp
 import bench_memory
+import bench_operating
 import bench_postgres
 import bench_prompt
 import bench_recall
@@ -46,6 +47,7 @@ def collect() -> dict[str, object]:
         "mcp": bench_mcp.run(),
         "guards": bench_guards.run(),
         "facts": bench_facts.run(),
+        "operating": bench_operating.run(),
         "startup": bench_startup.run(7, bench_startup.peers_folder()),
     }
 
