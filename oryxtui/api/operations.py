@@ -56,3 +56,18 @@ def searching(
 
     with operation("search_memory", agent, **query):
         yield told
+
+
+def reviewing(
+    agent: str | None, approve: list[str] | str | None, reject: list[str] | None
+) -> AbstractContextManager[Any]:
+    """A person's review decision through the API: its span (how many approved, rejected)."""
+    approved = "all" if approve == "all" else len(approve or ())
+    return telemetry.span(
+        f"review_memory {agent or 'global'}",
+        {
+            "gen_ai.memory.store.name": agent or "global",
+            "oryxtui.review.approve": str(approved),
+            "oryxtui.review.reject": len(reject or ()),
+        },
+    )

@@ -35,7 +35,7 @@ from oryxtui.api.models import (
     envelope,
     saved_entry,
 )
-from oryxtui.api.operations import done, operation, searching
+from oryxtui.api.operations import done, operation, reviewing, searching
 from oryxtui.api.state import (
     caller_of,
     memory_of,
@@ -51,7 +51,6 @@ from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.service.currency import moment_of
-from oryxtui.notices import collected
 from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
@@ -315,7 +314,8 @@ async def act_on_review(
             done["approved"] = [saved_entry(e) for e in memory.approve(name, ids)]
         return done
 
-    return answer(await queue.run(name, act))
+    with reviewing(name, body.approve, body.reject):
+        return answer(await queue.run(name, act))
 
 
 @router.get("/{name}/memory/history/{change}", response_model=Envelope[MemoryAsOf])
@@ -446,5 +446,5 @@ def answer(data: Any) -> Response:
     """`data` in the envelope, serialised by pydantic in one pass. (Returned as a model, FastAPI
     would validate it again first: a 100,000-entry answer three times slower. The route's
     `response_model` documents it.)"""
-    body = envelope(data, warnings=collected()).model_dump_json(exclude_unset=True)
+    body = envelope(data, warnings=notices.collected()).model_dump_json(exclude_unset=True)
     return Response(body, media_type="application/json")

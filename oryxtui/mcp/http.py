@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from starlette.routing import Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
+from oryxtui import telemetry
 from oryxtui.api.guard import refusal_body, replay
 from oryxtui.api.keys import Caller
 from oryxtui.api.state import ApiState, caller_of
@@ -121,6 +122,7 @@ class McpEndpoint:
             except Malformed as problem:
                 await refuse(scope, receive, send, 400, problem.sentence, problem.code)
                 return
+            telemetry.note({"mcp.method.name": method})  # on the request's span
             receive = replay(body, receive)
         authorization = request.headers.get("authorization")
         # The SDK binds a session to the principal that opened it: here, the credentials.

@@ -146,7 +146,17 @@ async def test_a_held_mcp_save_and_a_chat_turn(
             assert not result.is_error
         turn = client.post("/api/v1/agents/ops/chat", json={"message": "keep it short"})
         assert turn.status_code == 200 and '"final"' in turn.text
+        reviewed = client.post("/api/v1/agents/ops/memory/review", json={"approve": "all"})
+        assert reviewed.status_code == 200 and reviewed.json()["data"]["approved"]
     spans = exported.get_finished_spans()
+    review = named(spans, "review_memory ops")
+    assert review.attributes is not None and review.attributes["oryxtui.review.approve"] == "all"
+    methods = {
+        (s.attributes or {}).get("mcp.method.name")
+        for s in spans
+        if s.name == "POST /mcp/agents/{agent}"
+    }
+    assert {"initialize", "tools/call"} <= methods
 
     call = named(spans, "tools/call save_memory")
     assert call.kind.name == "SERVER" and call.attributes is not None
