@@ -149,10 +149,9 @@ def memory_operation(
 
 
 class _Tracing:
-    def __init__(self, tracer: Any, capture: bool, stop: Callable[[], None]) -> None:
+    def __init__(self, tracer: Any, capture: bool) -> None:
         self.tracer = tracer
-        self.capture = capture
-        self.stop = stop
+        self.capture = capture  # capture_content
 
 
 _tracing: _Tracing | None = None
@@ -340,5 +339,5 @@ def start_tracing(
         provider.shutdown()
 
     # (the global provider is left alone: a program that embeds oryxtui keeps its own)
-    _tracing = _Tracing(tracer, capture_content, stop)
+    _tracing = _Tracing(tracer, capture_content)
     return stop

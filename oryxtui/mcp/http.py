@@ -105,14 +105,11 @@ class McpEndpoint:
                 await refuse(scope, receive, send, 403, str(exc))
             return
         if agent is not None and agent not in self.state.place.known_agents():
-            await refuse(
-                scope,
-                receive,
-                send,
-                404,
-                f"There is no agent {agent!r} on this server; `oryxtui agents list` there lists "
-                "them.",
+            unknown = (
+                f"There is no agent {agent!r} on this server; `oryxtui agents list` there "
+                "lists them."
             )
+            await refuse(scope, receive, send, 404, unknown)
             return
         method = None
         if request.method == "POST":  # (the guard has read the body already: it is at hand)
