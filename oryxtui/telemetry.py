@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sized
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -44,11 +44,26 @@ def actor_kind(actor: str) -> str:
     return head if head in ("agent", "mcp", "api") else "outside"
 
 
+class Found(Protocol):
+    """What a recall answered, as the edges tell it (memory.recall's `Recall`)."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def semantic(self) -> str: ...  # used, failed, deferred, off
+    @property
+    def hits(self) -> Sized: ...
+    @property
+    def timings(self) -> Mapping[str, tuple[int, int]]: ...
+
+
 class Observer(Protocol):
     """Told of what the edges did (the server's metrics)."""
 
-    def recalled(self, mode: str, seconds: float, routes: Mapping[str, float], hits: int) -> None:
-        """A recall answered, in `mode`, with `hits` entries; each route's own time."""
+    def recalled(
+        self, found: Found, seconds: float, routes: Mapping[str, float], hits: int
+    ) -> None:
+        """A recall answered with `hits` entries; each route's own time."""
 
     def refused(self, op: str, actor: str) -> None:
         """A change by `actor` (a kind of ACTOR_KINDS) refused before anything was written."""
@@ -69,15 +84,6 @@ def observing(observer: Observer | None) -> Iterator[None]:
         _observer.reset(token)
 
 
-def recalled(mode: str, hits: int, started: float, routes: Mapping[str, tuple[int, int]]) -> None:
-    """A recall that began at `started` (perf_counter) answered; `routes` as Recall.timings."""
-    observer = _observer.get()
-    if observer is None:
-        return
-    spent = {route: (end - start) / 1e9 for route, (start, end) in routes.items()}
-    observer.recalled(mode, time.perf_counter() - started, spent, hits)
-
-
 def refused(op: str, actor: str) -> None:
     observer = _observer.get()
     if observer is not None:
@@ -85,20 +91,20 @@ def refused(op: str, actor: str) -> None:
 
 
 def searched(
-    store: str | None,
-    mode: str,
-    hits: int,
-    started: float,
-    timings: Mapping[str, tuple[int, int]],
-    model: str | None = None,
+    store: str | None, found: Found, started: float, model: str | None, hits: int | None = None
 ) -> None:
-    """A recall answered at an edge (REST, MCP, the loop's tool): its metrics, and in the
-    current span (the memory operation's) a child per route and one for the embedder's call."""
-    recalled(mode, hits, started, timings)
+    """A recall that began at `started` (perf_counter) answered at an edge (REST, MCP, the
+    loop's tool) with `hits` entries (default: its hits): its metrics, and in the current span
+    (the memory operation's) a child per route and one for the embedder's call."""
+    hits = len(found.hits) if hits is None else hits
+    observer = _observer.get()
+    if observer is not None:
+        spent = {route: (end - start) / 1e9 for route, (start, end) in found.timings.items()}
+        observer.recalled(found, time.perf_counter() - started, spent, hits)
     if _tracing is None:
         return
-    note({"gen_ai.memory.search.result.count": hits, "oryxtui.recall.mode": mode})
-    for route, (start, stop) in timings.items():
+    note({"gen_ai.memory.search.result.count": hits, "oryxtui.recall.mode": found.mode})
+    for route, (start, stop) in found.timings.items():
         if route == "embedding":
             attributes = {
                 "gen_ai.operation.name": "embeddings",

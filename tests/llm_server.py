@@ -104,6 +104,18 @@ class ScriptedLLM(LocalHttpServer):
                     }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                if step.get("usage"):  # as OpenAI sends it (stream_options.include_usage)
+                    prompt, completion = step["usage"]
+                    usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+                    last = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": model,
+                        "choices": [],
+                        "usage": usage,
+                    }
+                    self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

@@ -370,6 +370,8 @@ def _inferred(turn: ModelTurn | None) -> dict[str, Any]:
     told: dict[str, Any] = {
         "gen_ai.response.finish_reasons": ("tool_calls",) if turn.tool_calls else ("stop",),
     }
+    if turn.usage is not None:
+        told["gen_ai.usage.input_tokens"], told["gen_ai.usage.output_tokens"] = turn.usage
     if telemetry.content():
         told["gen_ai.output.messages"] = turn.text
     return told

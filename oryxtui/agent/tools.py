@@ -155,9 +155,7 @@ class RecallMemory(Tool):
         started = time.perf_counter()
         agent = current_agent.get()
         found = self.memory.recall(agent, arguments.keyword)
-        telemetry.searched(
-            agent, found.mode, len(found.hits), started, found.timings, self.memory.embedder_model
-        )
+        telemetry.searched(agent, found, started, self.memory.embedder_model)
         limit = self.memory.max_entry_chars  # a line written by hand may be any length
         result: dict[str, Any] = {
             "keyword": clipped(arguments.keyword, limit),

@@ -131,6 +131,12 @@ class ServerMetrics:
             ["mode"],
             registry=registry,
         )
+        self.semantic_failed = Counter(
+            "oryxtui_recall_semantic_failed",
+            "Recalls whose semantic route failed (the embedder did not answer): they were "
+            "answered by words and time.",
+            registry=registry,
+        )
 
     @classmethod
     def serving(
@@ -153,13 +159,17 @@ class ServerMetrics:
 
     # Told of the work -------------------------------------------------------------------------
 
-    def recalled(self, mode: str, seconds: float, routes: Mapping[str, float], hits: int) -> None:
-        self.recall_seconds.labels(mode).observe(seconds)
+    def recalled(
+        self, found: telemetry.Found, seconds: float, routes: Mapping[str, float], hits: int
+    ) -> None:
+        self.recall_seconds.labels(found.mode).observe(seconds)
         for route, spent in routes.items():
             self.route_seconds.labels(route).observe(spent)
         self.hits.observe(hits)
         if not hits:
-            self.nothing.labels(mode).inc()
+            self.nothing.labels(found.mode).inc()
+        if found.semantic == "failed":
+            self.semantic_failed.inc()
 
     def refused(self, op: str, actor: str) -> None:
         self.changes.labels(op, actor, "refused").inc()

@@ -50,8 +50,7 @@ def searching(
     query = {"query.text": keyword} if telemetry.content() else {}
 
     def told(found: Recall) -> Recall:
-        model = memory.embedder_model
-        telemetry.searched(agent, found.mode, len(found.hits), started, found.timings, model)
+        telemetry.searched(agent, found, started, memory.embedder_model)
         return found
 
     with operation("search_memory", agent, **query):

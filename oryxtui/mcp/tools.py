@@ -120,15 +120,9 @@ class McpRecall(Needs, Tool):
         started = time.perf_counter()
         core = self.memory.find_core(agent, query)[: arguments.limit]
         found = self.memory.recall(agent, query)
-        telemetry.searched(
-            agent,
-            found.mode,
-            len(core) + len(found.hits),
-            started,
-            found.timings,
-            self.memory.embedder_model,
-        )
         hits = found.entries[: max(arguments.limit - len(core), 0)]
+        model = self.memory.embedder_model
+        telemetry.searched(agent, found, started, model, hits=len(core) + len(hits))
 
         def told(entry: Any) -> dict[str, Any]:
             return {

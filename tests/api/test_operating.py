@@ -240,3 +240,21 @@ def test_the_grafana_dashboard_and_the_scrape_example_use_only_metrics_served(
         if n.startswith("oryxtui_") and f"`{n}`" not in page and f"`{n}_total`" not in page
     }
     assert not undocumented, undocumented  # the operating page lists every metric
+
+
+def test_recalls_the_embedder_failed_are_counted(ops: Workspace) -> None:
+    """An embedder that answers what is no embedding: recall still answers (by words and
+    time), and the metrics say recall by meaning failed — what an operator alerts on."""
+    from tests.llm_server import ScriptedLLM
+
+    with ScriptedLLM([], embedding_answer=lambda _: b"not an embedding") as embedder:
+        settings = Settings.model_validate(
+            {"embedding": {"provider": "openai", "base_url": embedder.base_url, "model": "e"}}
+        )
+        with RunningApi(ops, app=create_api(ops, settings)) as client:
+            found = client.get("/api/v1/agents/ops/memory/recall", params={"keyword": "ops"})
+            assert found.json()["data"]["semantic"] == "failed"
+            assert found.json()["data"]["hits"]
+            samples = scrape(client)
+    assert value(samples, "oryxtui_recall_semantic_failed_total") == 1
+    assert value(samples, "oryxtui_recall_duration_seconds_count", mode="hybrid") == 1

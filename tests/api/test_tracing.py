@@ -39,7 +39,10 @@ def exported() -> Iterator[InMemorySpanExporter]:
 @pytest.fixture
 def model() -> Iterator[ScriptedLLM]:
     script = [
-        {"tool_calls": [("save_memory", {"content": "the user prefers short answers"})]},
+        {
+            "tool_calls": [("save_memory", {"content": "the user prefers short answers"})],
+            "usage": [412, 17],
+        },
         {"text": "Noted."},
     ]
     with ScriptedLLM(script, repeat_last=True) as llm:
@@ -198,6 +201,10 @@ async def test_a_held_mcp_save_and_a_chat_turn(
     assert chat.attributes["gen_ai.provider.name"] == "openai"
     assert chat.attributes["gen_ai.request.model"] == "scripted-1"
     assert "gen_ai.input.messages" not in chat.attributes
+    first = min((s for s in spans if s.name == "chat scripted-1"), key=lambda s: s.start_time or 0)
+    assert first.attributes is not None  # the tokens the server reported
+    assert first.attributes["gen_ai.usage.input_tokens"] == 412
+    assert first.attributes["gen_ai.usage.output_tokens"] == 17
     saved = [
         s
         for s in spans

@@ -357,3 +357,29 @@ def test_the_api_says_what_went_wrong_beside_a_save(workspace: Workspace) -> Non
     (warning,) = saved.json()["warnings"]
     assert "history could not be recorded" in warning and "/tmp/" not in warning
     assert "] kept" in (folder / "MEMORY.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        '{"prompt_tokens": "many", "completion_tokens": 3}',
+        '{"prompt_tokens": -1}',
+        '{"prompt_tokens": true, "completion_tokens": false}',
+        '"lots"',
+        "[1, 2]",
+    ],
+)
+def test_token_counts_that_are_not_counts_are_left_out(usage: str) -> None:
+    """What a server says it used goes into traces only as counts; anything else is no
+    usage, never a failed turn."""
+    from oryxtui.agent.providers.openai_compatible import OpenAICompatibleProvider
+
+    told = '{"id": "x", "object": "chat.completion.chunk", "choices": [], "usage": ' + usage + "}"
+    with ScriptedLLM([{"raw_events": [told], "text": "fine"}]) as llm:
+        provider = OpenAICompatibleProvider(llm.base_url, "m", None, None, 10)
+        *_, turn = provider.stream([{"role": "user", "content": "hi"}], [])
+    assert turn.text == "fine" and turn.usage is None
+    with ScriptedLLM([{"text": "fine", "usage": [7, 2]}]) as llm:
+        provider = OpenAICompatibleProvider(llm.base_url, "m", None, None, 10)
+        *_, turn = provider.stream([{"role": "user", "content": "hi"}], [])
+    assert turn.usage == (7, 2)

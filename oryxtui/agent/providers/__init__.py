@@ -24,6 +24,8 @@ class ModelTurn:
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
+    # Tokens in and out, as the server reported them (None: it did not), for operators
+    usage: tuple[int, int] | None = None
 
 
 class ChatProvider(Protocol):

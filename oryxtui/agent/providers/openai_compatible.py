@@ -81,7 +81,9 @@ class OpenAICompatibleProvider:
     def _streamed(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
+        usage = None
         for chunk in self.client.chat.completions.create(**request, stream=True):
+            usage = _usage(getattr(chunk, "usage", None)) or usage  # (a server may send it)
             if not chunk.choices:
                 continue
             delta = chunk.choices[0].delta
@@ -102,6 +104,7 @@ class OpenAICompatibleProvider:
                 ToolCall(slot["id"] or f"call_{index}", slot["name"], slot["arguments"])
                 for index, slot in sorted(calls.items())
             ),
+            usage,
         )
 
     def _whole(self, request: dict[str, Any]) -> Iterator[TextDelta | ModelTurn]:
@@ -117,7 +120,18 @@ class OpenAICompatibleProvider:
         )
         if content:
             yield TextDelta(content)
-        yield ModelTurn(content, calls)
+        yield ModelTurn(content, calls, _usage(getattr(response, "usage", None)))
+
+
+def _usage(reported: object) -> tuple[int, int] | None:
+    """(prompt tokens, completion tokens) as the server says, if it says them as counts."""
+    counts = (
+        getattr(reported, "prompt_tokens", None),
+        getattr(reported, "completion_tokens", None),
+    )
+    if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        return counts  # type: ignore[return-value]
+    return None
 
 
 def _text(value: object) -> str:
