@@ -3,7 +3,8 @@
 Run: python tests/benchmarks/bench_operating.py [--calls N] [--baseline-src PATH]
 
 - p50 of a recall and of a save over HTTP against real `oryxtui serve` processes on 127.0.0.1,
-  in the same run, requests interleaved so the machine's noise falls on all alike: metrics off
+  in the same run, requests interleaved — each round in another order — so the machine's noise
+  falls on all alike (all the recalls, then all the saves): metrics off
   (`[telemetry.metrics] enabled = false`: the code path of before), metrics on with tracing
   off (the default), and metrics with tracing on, its spans sent by OTLP over HTTP to a
   receiver on 127.0.0.1. With --baseline-src (a checkout of the commit before, e.g. made by
@@ -96,7 +97,8 @@ def workspace_with_notes(folder: Path, config: str = "") -> Workspace:
     ]
     memory = workspace.memory_file("ops")
     memory.write_text(memory.read_text() + "\n".join(lines) + "\n")
-    workspace.config_path.write_text(config)
+    # (a benchmark sends more than the 600 requests a minute a key may by default)
+    workspace.config_path.write_text("[api]\nrate_limit_per_minute = 0\n" + config)
     return workspace
 
 
@@ -123,14 +125,21 @@ def overhead(calls: int, baseline_src: Path | None) -> dict[str, object]:
                     server.client.get(
                         "/api/v1/agents/ops/memory/recall", params={"keyword": "window 3"}
                     )
+            # Recalls first, then saves: a save sets the server's change feed to work, which
+            # would fall on the next requests of every server.
+            names = list(servers)
             for n in range(calls):
-                for name, server in servers.items():
+                for name in names[n % len(names) :] + names[: n % len(names)]:  # turn about
+                    server = servers[name]
                     started = time.perf_counter()
                     answer = server.client.get(
                         "/api/v1/agents/ops/memory/recall", params={"keyword": f"service s{n % 40}"}
                     )
                     recall[name].append(time.perf_counter() - started)
                     assert answer.status_code == 200
+            for n in range(calls):
+                for name in names[n % len(names) :] + names[: n % len(names)]:
+                    server = servers[name]
                     started = time.perf_counter()
                     answer = server.client.post(
                         "/api/v1/agents/ops/memory",
