@@ -9,6 +9,8 @@ sentence per failing check — a database's address and reason only go to the lo
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +40,24 @@ class Check:
 class Health:
     """The checks of one server."""
 
-    def __init__(self, workspace: Workspace, settings: Settings, feed: EventFeed) -> None:
+    def __init__(
+        self, workspace: Workspace, settings: Settings, feed: EventFeed, fresh_for: float = 1.0
+    ) -> None:
         self.workspace = workspace
         self.settings = settings
         self.feed = feed
+        self.fresh_for = fresh_for  # a flood of probes asks the database at most once a second
+        self._last: tuple[float, list[Check]] | None = None
+        self._lock = threading.Lock()
 
-    def checks(self, quick: bool = False) -> list[Check]:
+    def checks(self) -> list[Check]:
+        with self._lock:
+            now = time.monotonic()
+            if self._last is None or now - self._last[0] >= self.fresh_for:
+                self._last = (now, self._checked())
+            return self._last[1]
+
+    def _checked(self) -> list[Check]:
         found = self._database()
         watching = self.feed.watching()
         found.append(

@@ -291,7 +291,7 @@ class _Gauges(Collector):
         sessions = self.metrics.mcp_sessions
         if sessions is not None:
             yield _gauge("oryxtui_mcp_sessions_open", "MCP sessions open.", sessions())
-        checks = self.health.checks(quick=True)
+        checks = self.health.checks()
         family = GaugeMetricFamily(
             "oryxtui_up",
             "1 when a part of the server works: database, schema, watch, index_keeper, listen.",
