@@ -291,15 +291,16 @@ class ToolExecutor:
         token = current_agent.set(agent)
         by = actor or acting_agent(session_id, turn)
         acting = current_actor.set(by)
+        tool = call.name if call.name in self.tools else "unknown"  # (the model's word)
         told = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": call.name,
-            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call.id[:128],
             "gen_ai.tool.type": "function",
             "gen_ai.conversation.id": session_id,
         }
         try:
-            with telemetry.span(f"execute_tool {call.name}", told) as span:
+            with telemetry.span(f"execute_tool {tool}", told) as span:
                 result = self._run(call, agent, telemetry.actor_kind(by.kind))
                 if span is not None:
                     _told_in(span, call, result)
