@@ -147,11 +147,15 @@ async def test_a_held_mcp_save_and_a_chat_turn(
         async with http_session(str(client.base_url), None, "ops", client_info) as mcp:
             result = await mcp.call_tool("save_memory", {"content": "deploys freeze on Fridays"})
             assert not result.is_error
+            odd = await mcp.call_tool("the vault code is 31-07-19", {})
+            assert odd.is_error
         turn = client.post("/api/v1/agents/ops/chat", json={"message": "keep it short"})
         assert turn.status_code == 200 and '"final"' in turn.text
         reviewed = client.post("/api/v1/agents/ops/memory/review", json={"approve": "all"})
         assert reviewed.status_code == 200 and reviewed.json()["data"]["approved"]
     spans = exported.get_finished_spans()
+    assert named(spans, "tools/call unknown")  # a name a client made up is not a span's name
+    assert "31-07-19" not in json.dumps([s.name for s in spans])
     review = named(spans, "review_memory ops")
     assert review.attributes is not None and review.attributes["oryxtui.review.approve"] == "all"
     methods = {
