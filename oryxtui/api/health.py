@@ -58,44 +58,29 @@ class Health:
             return self._last[1]
 
     def _checked(self) -> list[Check]:
-        found = self._database()
-        watching = self.feed.watching()
-        found.append(
-            Check(
+        feed = self.feed
+        return [
+            *self._database(),
+            *_part(
                 "watch",
-                watching,
-                ""
-                if watching
-                else "The workspace is not being watched: changes made outside "
-                "this server are not seen; restart the server (its log says why).",
-            )
-        )
-        keeping = self.feed.keeping_index()
-        if keeping is not None:
-            found.append(
-                Check(
-                    "index_keeper",
-                    keeping,
-                    ""
-                    if keeping
-                    else "The index keeper has stopped: new entries are not "
-                    "embedded, so recall by meaning misses them; restart the server.",
-                )
-            )
-        listening = self.feed.listening()
-        if listening is not None:
-            found.append(
-                Check(
-                    "listen",
-                    listening,
-                    ""
-                    if listening
-                    else "The shared database's announcements are not heard "
-                    "(the connection is lost): other hosts' changes arrive late; it reconnects "
-                    "by itself once the database answers.",
-                )
-            )
-        return found
+                feed.watching(),
+                "The workspace is not being watched: changes made outside this server are not "
+                "seen; restart the server (its log says why).",
+            ),
+            *_part(
+                "index_keeper",
+                feed.keeping_index(),
+                "The index keeper has stopped: new entries are not embedded, so recall by "
+                "meaning misses them; restart the server.",
+            ),
+            *_part(
+                "listen",
+                feed.listening(),
+                "The shared database's announcements are not heard (the connection is lost): "
+                "other hosts' changes arrive late; it reconnects by itself once the database "
+                "answers.",
+            ),
+        ]
 
     def _database(self) -> list[Check]:
         try:
@@ -152,6 +137,12 @@ class Health:
         from oryxtui.postgres import shared
 
         return shared(self.settings.database).pool_stats()
+
+
+def _part(part: str, ok: bool | None, trouble: str) -> list[Check]:
+    """A part's check (none for a part this server has not: ok is None); `trouble` is what
+    a failing one says."""
+    return [] if ok is None else [Check(part, ok, "" if ok else trouble)]
 
 
 def health_of(request: Request) -> Health:

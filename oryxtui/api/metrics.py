@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from fastapi import APIRouter, Request
@@ -336,37 +336,24 @@ class Instrumented:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        answered = Answered(send)
         method = scope["method"]
         try:
             with telemetry.observing(self.metrics):
                 if telemetry.tracing():
-                    await self._traced(scope, receive, sending)
+                    await self._traced(scope, receive, answered)
                 else:
-                    await self.app(scope, receive, sending)
+                    await self.app(scope, receive, answered)
         finally:
             route, spent = route_of(scope), time.perf_counter() - started
+            status = answered.status
             if self.metrics is not None:
                 self.metrics.request(route, method, status, spent)
             logs.request_line(route, method, status, spent, caller_kind(scope, route))
 
-    async def _traced(self, scope: Scope, receive: Receive, send: Callable[[Message], Any]) -> None:
+    async def _traced(self, scope: Scope, receive: Receive, answered: Answered) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         method = scope["method"]
-        status = 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
 
         with (
             telemetry.continued(headers),
@@ -376,14 +363,27 @@ class Instrumented:
         ):
             scope.setdefault("state", {})["trace_context"] = telemetry.current_context()
             try:
-                await self.app(scope, receive, sending)
+                await self.app(scope, receive, answered)
             finally:
-                route = route_of(scope)
+                route, status = route_of(scope), answered.status
                 span.update_name(f"{method} {route}")
                 span.set_attribute("http.route", route)
                 span.set_attribute("http.response.status_code", status)
                 if status >= 500:
                     telemetry.failed(span, str(status), str(status))
+
+
+class Answered:
+    """`send`, noting the status the answer started with (500 until it starts)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.status = 500
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+        await self.send(message)
 
 
 def route_of(scope: Scope) -> str:
