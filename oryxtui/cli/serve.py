@@ -96,7 +96,9 @@ def serve(args: argparse.Namespace) -> int:
         url = f"{scheme}://{args.host}:{args.port}/mcp/agents/NAME"
         banner.append(f"MCP: {url} (streamable HTTP, the same keys)")
     if tracing.enabled:
-        banner.append(f"traces: OTLP to {tracing.endpoint}")
+        from oryxtui.addresses import masked_text
+
+        banner.append(f"traces: OTLP to {masked_text(tracing.endpoint)}")
     _tell(banner, json_logs)
     stop_tracing = _start_tracing(settings)
     try:

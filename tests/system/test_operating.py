@@ -115,7 +115,8 @@ def test_traces_logs_and_metrics_of_a_real_server_and_no_secret_in_them(
     script = [{"tool_calls": [("recall_memory", {"keyword": "deploys"})]}, {"text": "Fine."}]
     with OtlpReceiver() as receiver, ScriptedLLM(script, repeat_last=True) as llm:
         workspace.config_path.write_text(
-            f'[telemetry.tracing]\nenabled = true\nendpoint = "{receiver.base_url}"\n'
+            "[telemetry.tracing]\nenabled = true\n"
+            f'endpoint = "{receiver.base_url.replace("http://", "http://otel:s3cret-pass@")}"\n'
             'service_name = "memory-eu"\n'
             f'[llm]\nprovider = "openai"\nbase_url = "{llm.base_url}"\nmodel = "scripted-1"\n'
         )
@@ -182,7 +183,8 @@ def test_traces_logs_and_metrics_of_a_real_server_and_no_secret_in_them(
     assert any(r["route"] == "/metrics" for r in requests)
 
     spans = b"".join(receiver.raw)
-    for secret in (admin, scraper, TOKEN, SECRET_NOTE, SECRET_QUESTION, "31-07-19"):
+    assert "OTLP to http://otel:***@127.0.0.1" in log  # the banner, its password masked
+    for secret in (admin, scraper, TOKEN, SECRET_NOTE, SECRET_QUESTION, "31-07-19", "s3cret"):
         assert secret not in metrics, secret
         assert secret.encode() not in spans, secret
         assert secret not in log, secret
