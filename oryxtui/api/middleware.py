@@ -113,8 +113,8 @@ class Authentication:
         if caller.scope is Scope.METRICS and request.url.path != "/metrics":
             return self.answers.failure(
                 403,
-                f"The key {caller.name!r} has the metrics scope: it reads /metrics and "
-                "/readyz, nothing else; use a key with the read scope for memory.",
+                f"The key {caller.name!r} has the metrics scope: it may read the metrics and "
+                "the readiness checks, nothing else; use a key with the read scope for memory.",
                 request.url.path,
             )
         request.state.caller = caller

@@ -113,11 +113,13 @@ def test_who_may_read_the_metrics_and_the_probes(ops: Workspace) -> None:
         assert client.get("/metrics", headers=bearer(reader)).status_code == 200
         refused = client.get("/metrics", headers=bearer(limited))
         assert refused.status_code == 403 and "every agent" in refused.json()["message"]
+        assert "<path>" not in refused.json()["message"]
         # a metrics key reads nothing else
         for path in ("/api/v1/agents", "/api/v1/agents/ops/memory", "/api/v1/events"):
             answer = client.get(path, headers=bearer(scraper))
             assert answer.status_code == 403, path
-            assert "metrics scope" in answer.json()["message"]
+            said = answer.json()["message"]
+            assert "metrics scope" in said and "<path>" not in said  # (a sentence, whole)
         # probes: anyone, without detail; a key, with it
         assert client.get("/healthz").json() == {"status": "ok"}
         assert client.get("/readyz").json() == {"status": "ready"}
