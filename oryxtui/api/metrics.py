@@ -222,10 +222,11 @@ class AgentFigures:
         """How many agents there are, and the figures by label: the first `max_agents` by
         name, then `_others` summed."""
         agents: list[str | None] = [None, *self.place.known_agents()]
+        known = set(agents)
         with self._lock:
-            stale = set(agents) if self._all_stale else self._stale & set(agents)
+            stale = known if self._all_stale else self._stale & known
             self._all_stale, self._stale = False, set()
-            self._figures = {a: f for a, f in self._figures.items() if a in set(agents)}
+            self._figures = {a: f for a, f in self._figures.items() if a in known}
         for agent in agents:
             if agent in stale or agent not in self._figures:
                 self._figures[agent] = self._read(agent)

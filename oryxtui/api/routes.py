@@ -306,13 +306,13 @@ async def act_on_review(
     body = await json_body(request, ReviewBody, '{"approve": ["<id>"]}')
 
     def act() -> dict[str, Any]:
-        done: dict[str, Any] = {"approved": [], "rejected": []}
+        decided: dict[str, Any] = {"approved": [], "rejected": []}
         if body.reject:
-            done["rejected"] = [saved_entry(e) for e in memory.reject(name, body.reject)]
+            decided["rejected"] = [saved_entry(e) for e in memory.reject(name, body.reject)]
         if body.approve is not None:
             ids = None if body.approve == "all" else body.approve
-            done["approved"] = [saved_entry(e) for e in memory.approve(name, ids)]
-        return done
+            decided["approved"] = [saved_entry(e) for e in memory.approve(name, ids)]
+        return decided
 
     with reviewing(name, body.approve, body.reject):
         return answer(await queue.run(name, act))
