@@ -285,19 +285,9 @@ def continued(headers: Mapping[str, str]) -> AbstractContextManager[Any]:
     context), so an agent's trace goes on through its recall."""
     if _tracing is None or "traceparent" not in headers:
         return _NO_SPAN
-    return _attached(headers)
-
-
-@contextmanager
-def _attached(headers: Mapping[str, str]) -> Iterator[None]:
-    from opentelemetry import context
     from opentelemetry.propagate import extract
 
-    token = context.attach(extract(dict(headers)))
-    try:
-        yield
-    finally:
-        context.detach(token)
+    return resumed(extract(dict(headers)))
 
 
 def _clean(attributes: Attributes | None) -> dict[str, Any]:
