@@ -8,9 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 from unittest import mock
 
 from oryxtui.workspace import Workspace
@@ -173,3 +176,16 @@ def cli(*args: str, stdin: str | bytes = b"") -> CliResult:
         except SystemExit as exc:  # argparse: bad usage
             code = exc.code if isinstance(exc.code, int) else 2
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+T = TypeVar("T")
+
+
+def until(condition: Callable[[], T | None], timeout: float = 30) -> T:
+    """What `condition` gives once it gives something (not None, not false), polled with a
+    deadline — never a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.05)
+    return found

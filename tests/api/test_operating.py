@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -17,7 +16,7 @@ from oryxtui.api.app import create_api
 from oryxtui.config import Settings
 from oryxtui.workspace import Workspace
 from tests.api_server import RunningApi
-from tests.support import agents_with_notes, bearer, make_agent, make_key
+from tests.support import agents_with_notes, bearer, make_agent, make_key, until
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -36,16 +35,6 @@ def scrape(client: httpx.Client, **headers: str) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
-def until(condition: Callable[[], Any], timeout: float = 15) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = condition()
-        if found:
-            return found
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -76,7 +65,7 @@ def test_counters_move_after_real_requests(server: httpx.Client) -> None:
         told = value(now, "oryxtui_memory_changes_total", op="save", actor="api", outcome="written")
         return now if told else None
 
-    after = until(saved)
+    after = until(saved, timeout=15)
     route = "/api/v1/agents/{name}/memory/recall"
     assert (
         value(after, "oryxtui_http_requests_total", route=route, method="GET", status="200")
@@ -188,7 +177,7 @@ def test_readiness_against_a_stopped_database(workspace: Workspace) -> None:
                     answer = client.get("/readyz", headers=bearer(token))
                     return answer if answer.status_code == 503 else None
 
-                answer = until(unready)
+                answer = until(unready, timeout=15)
                 assert client.get("/readyz").json() == {"status": "not ready"}  # no key: no why
                 told = answer.json()
                 assert told["checks"]["database"] is False and told["checks"]["schema"] is False

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -24,7 +22,7 @@ from tests.llm_server import ScriptedLLM
 from tests.local_http import LocalHttpServer
 from tests.mcp_support import http_session
 from tests.serve_process import ServeProcess
-from tests.support import agents_with_notes, bearer, make_key
+from tests.support import agents_with_notes, bearer, make_key, until
 
 pytestmark = pytest.mark.system
 TOKEN = "the-servers-own-token-4f9a2c81d7"
@@ -96,14 +94,6 @@ async def _held_save(url: str, key: str) -> None:
     async with http_session(url, key, "ops", client_info) as client:
         result = await client.call_tool("save_memory", {"content": SECRET_NOTE + " too"})
         assert not result.is_error and '"held": true' in result.content[0].text  # type: ignore[union-attr]
-
-
-def until(condition: Callable[[], Any], timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.05)
-    return found
 
 
 def test_traces_logs_and_metrics_of_a_real_server_and_no_secret_in_them(
