@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from oryxtui.workspace import Workspace, init_workspace
 from tests.local_http import LocalHttpServer
-from tests.serve_process import free_port
+from tests.serve_process import ServeProcess
 from tests.support import agents_with_notes, make_agent
 
 
@@ -56,36 +51,18 @@ class Sink(LocalHttpServer):
         return Handler
 
 
-class Server:
-    """`oryxtui serve` of `source` (None: this checkout) on a free port."""
+class Server(ServeProcess):
+    """`oryxtui serve` of `source` (None: this checkout: its code found first on PYTHONPATH),
+    up, with a client."""
 
     def __init__(self, root: Path, source: Path | None = None) -> None:
-        self.port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ORYXTUI_")}
-        if source is not None:
-            env["PYTHONPATH"] = str(source)
-        command = [sys.executable, "-m", "oryxtui", "serve", "--root", str(root)]
-        self.process = subprocess.Popen(
-            [*command, "--port", str(self.port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=str(source or Path.cwd()),
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and self.process.poll() is None, "no server"
-                time.sleep(0.05)
-        self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=30)
+        super().__init__(root, env={"PYTHONPATH": str(source)} if source else None)
+        self.__enter__()
+        self.http = self.client()
 
     def stop(self) -> None:
-        self.client.close()
-        self.process.terminate()
-        self.process.wait(timeout=15)
+        self.http.close()
+        self.__exit__()
 
 
 def workspace_with_notes(folder: Path, config: str = "") -> Workspace:
@@ -122,7 +99,7 @@ def overhead(calls: int, baseline_src: Path | None) -> dict[str, object]:
         try:
             for server in servers.values():  # warm: imports, first recall, connections
                 for _ in range(20):
-                    server.client.get(
+                    server.http.get(
                         "/api/v1/agents/ops/memory/recall", params={"keyword": "window 3"}
                     )
             # Recalls first, then saves: a save sets the server's change feed to work, which
@@ -132,7 +109,7 @@ def overhead(calls: int, baseline_src: Path | None) -> dict[str, object]:
                 for name in names[n % len(names) :] + names[: n % len(names)]:  # turn about
                     server = servers[name]
                     started = time.perf_counter()
-                    answer = server.client.get(
+                    answer = server.http.get(
                         "/api/v1/agents/ops/memory/recall", params={"keyword": f"service s{n % 40}"}
                     )
                     recall[name].append(time.perf_counter() - started)
@@ -141,7 +118,7 @@ def overhead(calls: int, baseline_src: Path | None) -> dict[str, object]:
                 for name in names[n % len(names) :] + names[: n % len(names)]:
                     server = servers[name]
                     started = time.perf_counter()
-                    answer = server.client.post(
+                    answer = server.http.post(
                         "/api/v1/agents/ops/memory",
                         json={"content": f"benchmark note {n} of {name}"},
                     )
@@ -173,12 +150,12 @@ def scrape(agents: int = 100, scrapes: int = 30) -> dict[str, object]:
         server = Server(workspace.root)
         try:
             started = time.perf_counter()
-            first = server.client.get("/metrics")
+            first = server.http.get("/metrics")
             cold = time.perf_counter() - started
             samples = []
             for _ in range(scrapes):
                 started = time.perf_counter()
-                text = server.client.get("/metrics").text
+                text = server.http.get("/metrics").text
                 samples.append(time.perf_counter() - started)
         finally:
             server.stop()
