@@ -119,6 +119,9 @@ def test_no_stored_text_reaches_the_terminal_live(terminal: Terminal, tmp_path: 
         terminal.keys("hello", literal=True)
         terminal.keys("Enter")
         terminal.wait(lambda: "first-turn-over" in screen(), "the hostile reply")
+        # The reply shows before its turn ends (stored, indexed): until then the input is off,
+        # and keys typed would reach the panes ("g" of "again" opened a digest once, in CI).
+        terminal.wait(lambda: "Save" not in screen().splitlines()[-1], "the chat input back")
         terminal.keys("again", literal=True)
         terminal.keys("Enter")
         terminal.wait(lambda: "boom" in screen(), "the model's error")
