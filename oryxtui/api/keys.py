@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from typing import Any, NoReturn
 
 from oryxtui.errors import Forbidden, Unauthenticated, UsageError
-from oryxtui.workspace import GLOBAL_AGENT
+from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
 
 KEY_PREFIX = "oryx_"
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -95,6 +95,18 @@ class Caller:
 
 
 OPEN = Caller(None, Scope.ADMIN)  # the single token, or a loopback server without keys
+
+
+def reaches(caller: Caller, workspace: Workspace, agent: str | None) -> bool:
+    """The one reach rule for every route that shows or changes an agent's data: the key
+    reaches the agent by name and, for a folder that links to another agent's, that one too
+    (a link never widens a key's reach); the global memory only unlimited keys reach."""
+    if caller.agents is None:
+        return True
+    if agent is None or not caller.reaches(agent):  # the global memory included
+        return False
+    real = workspace.real_agent(agent) if is_valid_agent_name(agent) else agent
+    return real is not None and caller.reaches(real)
 
 
 def parse_agents(text: str | None) -> tuple[str, ...] | None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from oryxtui import notices
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import os_user, session_id_for
-from oryxtui.api.keys import OPEN, Caller, Scope
+from oryxtui.api.keys import OPEN, Caller, Scope, reaches
 from oryxtui.api.models import (
     AgentInfo,
     Change,
@@ -52,19 +52,7 @@ from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.service.currency import moment_of
 from oryxtui.places import Here
-from oryxtui.workspace import GLOBAL_AGENT, Workspace, is_valid_agent_name
-
-
-def reaches(caller: Caller, workspace: Workspace, agent: str | None) -> bool:
-    """The one reach rule for every route that shows or changes an agent's data: the key
-    reaches the agent by name and, for a folder that links to another agent's, that one too
-    (a link never widens a key's reach); the global memory only unlimited keys reach."""
-    if caller.agents is None:
-        return True
-    if agent is None or not caller.reaches(agent):  # the global memory included
-        return False
-    real = workspace.real_agent(agent) if is_valid_agent_name(agent) else agent
-    return real is not None and caller.reaches(real)
+from oryxtui.workspace import GLOBAL_AGENT, Workspace
 
 
 def all_agents(workspace: Workspace, memory: MemoryService, caller: Caller = OPEN) -> list[str]:

@@ -17,9 +17,9 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from oryxtui.api.events import EVERYONE, INTERNAL, EventLog, Logged
-from oryxtui.api.keys import Caller
+from oryxtui.api.keys import Caller, reaches
 from oryxtui.api.keys import Scope as KeyScope
-from oryxtui.api.routes import _FAILURES, caller_of, reaches
+from oryxtui.api.routes import _FAILURES, caller_of
 from oryxtui.api.state import state_of
 from oryxtui.errors import TooManyRequests
 from oryxtui.memory.events import Hello, Reset, to_json

@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from oryxtui.agent.loop import AgentLoop, LoopEvent
-from oryxtui.api.keys import Caller, Scope
+from oryxtui.api.keys import Caller, Scope, reaches
 from oryxtui.api.models import Envelope
 from oryxtui.api.routes import (
     _FAILURES,
@@ -24,7 +24,6 @@ from oryxtui.api.routes import (
     caller_of,
     json_body,
     needs,
-    reaches,
     runner_of,
     workspace_of,
 )

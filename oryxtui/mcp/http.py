@@ -29,11 +29,11 @@ from starlette.types import Message, Receive, Scope, Send
 
 from oryxtui import telemetry
 from oryxtui.api.guard import refusal_body, replay
-from oryxtui.api.keys import Caller
+from oryxtui.api.keys import Caller, reaches
 from oryxtui.api.state import ApiState, caller_of
 from oryxtui.errors import Forbidden, TooManyRequests
 from oryxtui.mcp.server import MemoryServer, follow
-from oryxtui.mcp.sessions import SESSION_IDLE_SECONDS, SessionCount
+from oryxtui.mcp.sessions import SESSION_IDLE_SECONDS, Seat, SessionCount
 from oryxtui.workspace import is_valid_agent_name
 
 _PATH = re.compile(r"/mcp(?:/agents/(?P<agent>[^/]*))?/?")
@@ -98,7 +98,7 @@ class McpEndpoint:
             await refuse(scope, receive, send, 404, f"{agent[:64]!r} is not an agent name.")
             return
         caller = caller_of(request)
-        if not caller.reaches(agent):
+        if not reaches(caller, self.state.workspace, agent):  # a linked folder: its agent too
             try:
                 caller.refuse_reach(agent)
             except Forbidden as exc:
@@ -128,16 +128,19 @@ class McpEndpoint:
         )
         session = request.headers.get(MCP_SESSION_ID_HEADER)
         streaming = request.method == "GET" or method == "subscriptions/listen"
+        seat, slot = None, None
         try:
             slot = self.state.streams.take(caller.actor) if streaming else None
             if request.method == "POST" and session is None and method == "initialize":
-                self.sessions.admit(caller.actor)
+                seat = self.sessions.admit(caller.actor)  # counted now, not at the answer
         except TooManyRequests as exc:
+            if slot is not None:
+                slot.release()
             await refuse(scope, receive, send, 429, str(exc))
             return
-        server = await self._server(agent)
-        counted = self._counted(send, session, caller.actor, request.method)
+        counted = self._counted(send, session, seat, request.method)
         try:
+            server = await self._server(agent)
             if streaming:  # ends when its key no longer allows it
                 await self._while_allowed(server, scope, receive, counted, authorization, caller)
             else:
@@ -145,20 +148,24 @@ class McpEndpoint:
         finally:
             if slot is not None:
                 slot.release()
+            if seat is not None:
+                seat.taken(None)  # no answer opened a session: its seat is free again
 
-    def _counted(self, send: Send, session: str | None, who: str, method: str) -> Send:
-        """`send`, noting the session an answer opens, uses, deletes or finds gone."""
+    def _counted(self, send: Send, session: str | None, seat: Seat | None, method: str) -> Send:
+        """`send`, noting the session an answer opens (in the seat taken for it), uses,
+        deletes or finds gone."""
         if session is not None:
             self.sessions.used(session)
 
         async def counting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-                if session is None:
+                if seat is not None:
                     opened = dict(message.get("headers") or []).get(MCP_SESSION_ID_HEADER.encode())
-                    if opened and status < 400:
-                        self.sessions.opened(opened.decode("latin-1"), who)
-                elif status == 404 or (method == "DELETE" and status < 400):
+                    seat.taken(opened.decode("latin-1") if opened and status < 400 else None)
+                elif session is not None and (
+                    status == 404 or (method == "DELETE" and status < 400)
+                ):
                     self.sessions.ended(session)
             await send(message)
 

@@ -22,6 +22,19 @@ class _Open:
     seen: float
 
 
+class Seat:
+    """A place, held while a session is being opened, for the session it opens (if any)."""
+
+    def __init__(self, count: SessionCount, who: str) -> None:
+        self._count, self._who, self._done = count, who, False
+
+    def taken(self, session: str | None) -> None:
+        """The opening answer came: `session` opened (None: none did). Only the first counts."""
+        if not self._done:
+            self._done = True
+            self._count._settle(self._who, session)
+
+
 class SessionCount:
     def __init__(
         self,
@@ -33,19 +46,34 @@ class SessionCount:
         self.idle_seconds = idle_seconds
         self.clock = clock
         self._open: dict[str, _Open] = {}
+        self._opening: dict[str, int] = {}  # seats of sessions being opened, by key
         self._lock = threading.Lock()
 
-    def admit(self, who: str) -> None:
-        """TooManyRequests (429), in one sentence, when `who` holds as many as it may."""
-        if self.held(who) >= self.per_key:
-            raise TooManyRequests(
-                f"{who} has {self.per_key} MCP sessions open already, the most a key may; end "
-                "one (its client's DELETE, or quitting the client) or let one idle out."
-            )
-
-    def opened(self, session: str, who: str) -> None:
+    def admit(self, who: str) -> Seat:
+        """A seat for one session `who` is opening, counted at once (so requests sent together
+        cannot all pass the check before any is counted); TooManyRequests (429), in one
+        sentence, when `who` holds as many as it may, those being opened included."""
         with self._lock:
-            self._open[session] = _Open(who, self.clock())
+            self._forget_idle()
+            held = sum(1 for session in self._open.values() if session.who == who)
+            if held + self._opening.get(who, 0) >= self.per_key:
+                raise TooManyRequests(
+                    f"{who} has {self.per_key} MCP sessions open already, the most a key may; "
+                    "end one (its client's DELETE, or quitting the client) or let one idle out."
+                )
+            self._opening[who] = self._opening.get(who, 0) + 1
+        return Seat(self, who)
+
+    def _settle(self, who: str, session: str | None) -> None:
+        """The seat of a session being opened is given up; taken by `session` when it opened."""
+        with self._lock:
+            left = self._opening.get(who, 0) - 1
+            if left > 0:
+                self._opening[who] = left
+            else:
+                self._opening.pop(who, None)
+            if session is not None:
+                self._open[session] = _Open(who, self.clock())
 
     def used(self, session: str) -> None:
         with self._lock:

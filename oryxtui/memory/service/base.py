@@ -4,7 +4,7 @@ is for, the memory block (the window) and the snapshot."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -114,6 +114,8 @@ class ServiceBase:
         self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}
         self._subjects_lock = threading.Lock()
         self.checks_updates = True  # [memory] may_update
+        # Which agent a name really is, links followed (the workspace's one answer to it)
+        self.real_agent: Callable[[str], str | None] = lambda name: name
         self.clock = clock
         self.max_entry_chars = max_entry_chars
         self.archival_max_chars = archival_max_chars
@@ -151,6 +153,7 @@ class ServiceBase:
             settings.mcp.hold,
         )
         service.checks_updates = memory.may_update
+        service.real_agent = workspace.real_agent
         return service
 
     @property
@@ -327,7 +330,12 @@ class ServiceBase:
         name = self.resolve_agent(agent)
         if self.review.hold:
             return True
-        return name is not None and any(fnmatchcase(name, p) for p in self.review.hold_agents)
+        if name is None:
+            return False
+        # The agent whatever link it was opened through: its own folder's name decides, and
+        # the link's name too (a hold is never lifted by the road taken to the agent).
+        names = {name, self.real_agent(name)}
+        return any(fnmatchcase(n, p) for n in names if n for p in self.review.hold_agents)
 
     # Consolidation ----------------------------------------------------------------------------
 
