@@ -21,7 +21,7 @@ from oryxtui.api.models import (
 from oryxtui.api.operations import done, operation
 from oryxtui.api.routes import AgentName, Memory, Queue, Writes, answer, json_body
 from oryxtui.api.routes import router as memory_router
-from oryxtui.memory.service.currency import moment_of
+from oryxtui.moments import moment_of
 
 router = APIRouter(prefix=memory_router.prefix, responses=memory_router.responses)
 

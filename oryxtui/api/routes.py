@@ -50,7 +50,7 @@ from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
-from oryxtui.memory.service.currency import moment_of
+from oryxtui.moments import moment_of
 from oryxtui.places import Here
 from oryxtui.workspace import GLOBAL_AGENT, Workspace
 

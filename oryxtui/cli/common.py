@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from oryxtui.errors import UsageError
+from oryxtui.moments import moment_of
 from oryxtui.places import Here, Place, here_only, server_place, workspace_place
 from oryxtui.terminal import is_terminal, json_text, neutralize
 from oryxtui.workspace import Workspace, find_workspace, is_valid_agent_name
@@ -210,10 +211,8 @@ def checked_agent(args: argparse.Namespace, place: Place, saving: bool = False) 
 
 
 def since(text: str, option: str = "--since") -> datetime:
+    """The moment an option names (a date alone: its start), read as every typed moment is."""
     try:
-        return datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(
-            f"{option} takes an ISO date or date-time, like 2026-12-01 or 2026-12-01T09:30, "
-            f"not {text!r}."
-        ) from None
+        return moment_of(text, end_of_day=False)
+    except UsageError as problem:
+        raise UsageError(f"{option}: {problem}") from None

@@ -24,7 +24,7 @@ from oryxtui.cli.common import (
     warn,
 )
 from oryxtui.errors import UsageError
-from oryxtui.memory.service.currency import moment_of
+from oryxtui.moments import moment_of
 from oryxtui.phrases import agent_label, entries
 from oryxtui.terminal import is_terminal
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from oryxtui.workspace import Workspace
 from tests.support import agents_with_notes, cli
 
@@ -22,3 +24,23 @@ def test_a_hold_on_an_agent_holds_it_opened_through_a_link(workspace: Workspace)
     listed = cli("memory", "review", "--agent", "ops-bot", "--json", *root)
     (held,) = json.loads(listed.stdout)["awaiting"]
     assert held["held"] and held["content"] == "the vault code is 1234"
+
+
+EXTREMES = [
+    "0001-01-01T00:00:00+14:00",
+    "9999-12-31T23:59:59-14:00",
+    "0001-01-01T00:00:00+00:01",
+    "9999-12-31T23:59:59-00:01",
+]
+
+
+@pytest.mark.parametrize("moment", EXTREMES)
+def test_a_moment_out_of_range_is_one_sentence(workspace: Workspace, moment: str) -> None:
+    agents_with_notes(workspace, "ops")
+    root = ("--root", str(workspace.root))
+    for command in (("memory", "show"), ("memory", "recall", "note")):
+        said = cli(*command, "--agent", "ops", "--as-of", moment, *root)
+        assert said.code == 2 and "Traceback" not in said.stderr
+        assert said.stderr.count("\n") == 1 and "out of the range of times" in said.stderr
+    log = cli("memory", "log", "--agent", "ops", "--since", moment, *root)
+    assert log.code == 2 and "--since: " in log.stderr and "out of the range" in log.stderr

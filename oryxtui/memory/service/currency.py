@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from oryxtui.errors import OryxError, UsageError
@@ -74,22 +74,6 @@ class Version:
             "change": self.change,
             "by": self.actor,
         }
-
-
-def moment_of(text: str) -> datetime:
-    """A moment as a person types it: "2026-07-01 09:30[:00]", ISO 8601 (an offset is turned
-    into local time), or a date alone (the end of that day: what was known on it)."""
-    given = text.strip()
-    try:
-        if len(given) == 10:
-            return datetime.fromisoformat(given) + timedelta(days=1, seconds=-1)
-        moment = datetime.fromisoformat(given)
-    except ValueError:
-        raise UsageError(
-            f"{text!r} is not a time; give it as 2026-07-01, 2026-07-01 09:30 or "
-            "2026-07-01T09:30:00+02:00."
-        ) from None
-    return moment.astimezone().replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _entry(key: Key) -> MemoryEntry:
