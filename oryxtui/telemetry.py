@@ -11,6 +11,7 @@ goes into a span only when `capture_content` is set (`content()` says whether)."
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sized
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -21,6 +22,7 @@ log = logging.getLogger("oryxtui.telemetry")
 
 # Who made a change, as metrics and spans name it: a bounded set (the actor's own name — a
 # key's, an MCP client's — never becomes a label).
+_TOKEN = re.compile(r"[A-Za-z0-9_.:/-]{1,64}")
 ACTOR_KINDS = ("person", "agent", "mcp", "api", "outside")
 # The GenAI conventions' memory operation of each memory tool (MCP's, the loop's), and the
 # change it makes as the metrics count it (a search makes none).
@@ -288,6 +290,14 @@ def continued(headers: Mapping[str, str]) -> AbstractContextManager[Any]:
     from opentelemetry.propagate import extract
 
     return resumed(extract(dict(headers)))
+
+
+def token(text: object) -> str:
+    """What a client sent (an entry's id, a JSON-RPC method) as a span may carry it: a short
+    token of letters, digits and `-_.:/`, else `_OTHER` — never whatever (7,000 characters,
+    a NUL) a client typed."""
+    value = str(text)
+    return value if _TOKEN.fullmatch(value) else "_OTHER"
 
 
 def _clean(attributes: Attributes | None) -> dict[str, Any]:

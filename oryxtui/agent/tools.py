@@ -375,7 +375,7 @@ def _outcome(span: Any, tool: str, output: dict[str, Any]) -> None:
         return
     span.set_attribute("oryxtui.memory.outcome", "held" if output.get("held") else "written")
     if isinstance(output.get("id"), str):
-        span.set_attribute("gen_ai.memory.id", output["id"])
+        span.set_attribute("gen_ai.memory.id", telemetry.token(output["id"]))
     if telemetry.content() and isinstance(output.get("entry"), str):
         span.set_attribute("gen_ai.memory.content", output["entry"])
 

@@ -126,7 +126,9 @@ def _layers(
         max_body_bytes=MAX_BODY_BYTES,
         body_timeout=settings.api.body_timeout_seconds,
     )
-    api.add_middleware(Instrumented, metrics=metrics)  # outermost: every request counted
+    api.add_middleware(
+        Instrumented, metrics=metrics, routes=api.router.routes
+    )  # outermost: every request counted
 
 
 def _allow_origins(api: FastAPI, origins: Sequence[str]) -> None:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 ACCESS = "oryxtui.access"  # a line per request, only in the JSON format
 access = logging.getLogger(ACCESS)
 REQUEST_FIELDS = ("route", "method", "status", "duration_ms", "actor")
+MAX_LINE_BYTES = 4096  # no log line longer, whatever a request held
 
 
 class JsonLines(logging.Formatter):
@@ -36,7 +37,19 @@ class JsonLines(logging.Formatter):
                 line[field] = value
         if record.exc_info and record.exc_info[0] is not None:
             line["error"] = record.exc_info[0].__name__  # its kind; the traceback is no one's
-        return json.dumps(line, ensure_ascii=False)
+        return within_a_line(line)
+
+
+def within_a_line(line: dict[str, object]) -> str:
+    """`line` as JSON of at most MAX_LINE_BYTES: an event too long (whatever a client made a
+    server say) is cut, and says so; the other fields are short by their making."""
+    text = json.dumps(line, ensure_ascii=False)
+    event = str(line.get("event", ""))
+    while len(text.encode("utf-8")) > MAX_LINE_BYTES and event:
+        over = len(text.encode("utf-8")) - MAX_LINE_BYTES
+        event = event[: max(0, len(event) - over - 16)]
+        text = json.dumps(line | {"event": event + " …(cut)"}, ensure_ascii=False)
+    return text
 
 
 def log_json(scrub: Callable[[str], str] = str) -> None:

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -32,6 +32,7 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
+from starlette.routing import BaseRoute, Match
 
 from oryxtui import __version__, telemetry
 from oryxtui.api import logs
@@ -54,7 +55,9 @@ OTHERS = "_others"  # the agents past the cap, summed
 UNMATCHED = "<unmatched>"  # a request no route took (a 404, a refused Host): one label
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 HIT_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50)
-METHODS = frozenset({"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"})
+METHODS = frozenset(
+    {"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"}
+)
 disable_created_metrics()  # no `_created` series: half as many, and Prometheus needs none
 
 
@@ -190,7 +193,6 @@ class ServerMetrics:
                 self.agents.changed_all()
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
-        method = method if method in METHODS else "OTHER"
         self.requests.labels(route, method, str(status)).inc()
         self.latency.labels(route, method).observe(seconds)
 
@@ -324,9 +326,12 @@ class Instrumented:
     """The outermost layer of the app (ASGI): each request timed and counted by its route's
     template, and — with tracing on — a server span, continuing the caller's trace."""
 
-    def __init__(self, app: ASGIApp, metrics: ServerMetrics | None) -> None:
+    def __init__(
+        self, app: ASGIApp, metrics: ServerMetrics | None, routes: Sequence[BaseRoute] = ()
+    ) -> None:
         self.app = app
         self.metrics = metrics
+        self.routes = routes  # the app's, to name a request refused before it was routed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (
@@ -338,7 +343,7 @@ class Instrumented:
             return
         started = time.perf_counter()
         answered = Answered(send)
-        method = scope["method"]
+        method = known_method(scope["method"])
         try:
             with telemetry.observing(self.metrics):
                 if telemetry.tracing():
@@ -346,7 +351,7 @@ class Instrumented:
                 else:
                     await self.app(scope, receive, answered)
         finally:
-            route, spent = route_of(scope), time.perf_counter() - started
+            route, spent = route_of(scope, self.routes), time.perf_counter() - started
             status = answered.status
             if self.metrics is not None:
                 self.metrics.request(route, method, status, spent)
@@ -354,7 +359,7 @@ class Instrumented:
 
     async def _traced(self, scope: Scope, receive: Receive, answered: Answered) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        method = scope["method"]
+        method = known_method(scope["method"])
 
         with (
             telemetry.continued(headers),
@@ -366,12 +371,18 @@ class Instrumented:
             try:
                 await self.app(scope, receive, answered)
             finally:
-                route, status = route_of(scope), answered.status
+                route, status = route_of(scope, self.routes), answered.status
                 span.update_name(f"{method} {route}")
                 span.set_attribute("http.route", route)
                 span.set_attribute("http.response.status_code", status)
                 if status >= 500:
                     telemetry.failed(span, str(status), str(status))
+
+
+def known_method(method: str) -> str:
+    """An HTTP method as metrics, spans and logs may name it: one HTTP knows, else `_OTHER`
+    (OpenTelemetry's semantic conventions): a client's made-up method is never their text."""
+    return method if method in METHODS else "_OTHER"
 
 
 class Answered:
@@ -387,14 +398,26 @@ class Answered:
         await self.send(message)
 
 
-def route_of(scope: Scope) -> str:
-    """The template of the route that took the request (`/api/v1/agents/{name}/memory`)."""
+def route_of(scope: Scope, routes: Sequence[BaseRoute] = ()) -> str:
+    """The template of the route that took the request (`/api/v1/agents/{name}/memory`), or
+    would have: a request refused before routing (no key, a key's scope) is named by the
+    route its path matches, as one that was answered."""
     route = getattr(scope.get("route"), "path", None)
     if isinstance(route, str) and route and route != "/mcp":
         return route
     path = str(scope.get("path", ""))
     if path == "/mcp" or path.startswith("/mcp/"):  # the MCP app, mounted: its own paths
         return "/mcp/agents/{agent}" if path.startswith("/mcp/agents/") else "/mcp"
+    for candidate in routes:
+        included = getattr(candidate, "original_router", None)  # a router FastAPI included
+        if included is not None:
+            found = route_of(scope, included.routes)
+            if found != UNMATCHED:
+                return found
+            continue
+        template = getattr(candidate, "path", None)
+        if isinstance(template, str) and template and candidate.matches(scope)[0] is not Match.NONE:
+            return template
     return UNMATCHED
 
 

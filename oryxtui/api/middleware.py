@@ -107,6 +107,7 @@ class Authentication:
             return self.answers.unavailable(exc, request.url.path)
         except OryxError as exc:
             return self.answers.failure(exc.http_status, str(exc), request.url.path)
+        request.state.caller = caller  # known from here on, refused or not (the access log)
         not_json = request.scope.get("state", {}).get(NOT_JSON)
         if not_json:
             return self.answers.failure(415, not_json, request.url.path)
@@ -117,7 +118,6 @@ class Authentication:
                 "the readiness checks, nothing else; use a key with the read scope for memory.",
                 request.url.path,
             )
-        request.state.caller = caller
         request.state.authorization = authorization
         acting = current_actor.set(Actor(caller.actor))
         try:

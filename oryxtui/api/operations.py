@@ -24,6 +24,8 @@ def operation(
     """A memory operation asked of the REST API (`create_memory`, `search_memory`…): its span
     in the GenAI conventions, and a refused change counted in the metrics."""
     told = {f"gen_ai.memory.{key}": value for key, value in attributes.items()}
+    if "id" in attributes:  # as a client typed it: an attribute only if it can be an id
+        told["gen_ai.memory.id"] = telemetry.token(attributes["id"])
     change = change or CHANGES.get(kind)
     return telemetry.memory_operation(kind, agent, "api", told, change)
 

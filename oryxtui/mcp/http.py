@@ -104,7 +104,8 @@ class McpEndpoint:
             except Malformed as problem:
                 await refuse(scope, receive, send, 400, problem.sentence, problem.code)
                 return
-            telemetry.note({"mcp.method.name": method})  # on the request's span
+            told = None if method is None else telemetry.token(method)
+            telemetry.note({"mcp.method.name": told})  # on the request's span
             receive = replay(body, receive)
         authorization = request.headers.get("authorization")
         # The SDK binds a session to the principal that opened it: here, the credentials.

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 def no_entry(entry_id: str) -> StaleEntry:
     """The refusal of a change to an entry that is not there (any more)."""
+    shown = entry_id if len(entry_id) <= 64 and entry_id.isprintable() else repr(entry_id[:64])
     return StaleEntry(
-        f"No entry {entry_id} here: it was edited, moved or removed since it was shown; "
+        f"No entry {shown} here: it was edited, moved or removed since it was shown; "
         "nothing was changed — show the memory again for its new id."
     )
 
