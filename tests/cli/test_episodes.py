@@ -171,7 +171,7 @@ def test_sessions_from_the_cli(tmp_path: Path) -> None:
     none = run_oryxtui("sessions", "search", "--root", root, "--agent", "atlas", "release")
     assert none.returncode == 0 and "no conversation" in none.stderr
     bad = run_oryxtui("sessions", "search", "--root", root, "release", "--since", "soon")
-    assert bad.returncode == 2 and "ISO date" in bad.stderr
+    assert bad.returncode == 2 and "--since: 'soon' is not a time" in bad.stderr
     missing = run_oryxtui("sessions", "show", "--root", root, "nope:nope:nope")
     assert missing.returncode == 2 and "sessions list" in missing.stderr
 

@@ -41,6 +41,8 @@ def retired(records: Iterable[Record]) -> dict[Key, Retired]:
         successor = record.succeeded_by or _hand_replacement(record)
         if successor is not None:
             for key in record.before:
+                if key == successor:  # never "replaced by itself", whatever a history says
+                    continue
                 until = record.until or record.time
                 found[key] = Retired(key, until, successor, record.n, record.actor)
         if record.op not in MARKS:
@@ -53,9 +55,10 @@ def current_of(gone: dict[Key, Retired], key: Key) -> Key:
     """The newest version of the entry `key`: its successors followed to the end."""
     seen = {key}
     while key in gone:
-        key = gone[key].successor
-        if key in seen:  # a cycle only a hand-made history can hold
+        following = gone[key].successor
+        if following in seen:  # a cycle: it ends at the last version before it closes
             break
+        key = following
         seen.add(key)
     return key
 

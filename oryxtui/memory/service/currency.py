@@ -215,12 +215,20 @@ class Currency(Steering, Chronicle):
 
     def replaced_versions(self, agent: AgentArg = FROM_CONTEXT) -> list[Version]:
         """Every version a replacement took out and nobody brought back, newest first."""
-        store = self._recorded()
         name = self.resolve_agent(agent)
-        gone = retired(store.changes(name).records)
+        gone = self._retired(name)
         return sorted(
             (self._version(gone, item) for item in gone.values()), key=lambda v: -v.change
         )
+
+    def _retired(self, name: str | None) -> dict[Key, Retired]:
+        """The versions replaced and not brought back, less any the memory holds now (an
+        identical entry saved twice in one second, one copy replaced: the other is current)."""
+        gone = retired(self._recorded().changes(name).records)
+        snapshot = self.snapshot(name)
+        for entry in [*snapshot.core, *snapshot.archival]:
+            gone.pop((entry.scope, entry.line), None)
+        return gone
 
     @staticmethod
     def _version(gone: dict[Key, Retired], item: Retired) -> Version:
@@ -269,9 +277,7 @@ class Currency(Steering, Chronicle):
         from oryxtui.memory.recall.engine import RecallEngine
 
         name = self.resolve_agent(agent)
-        store = self._recorded()
-        records = store.changes(name).records
-        gone = retired(records)
+        gone = self._retired(name)
         if as_of is not None:
             archival = self.as_of_time(name, as_of)[0].archival
         else:
