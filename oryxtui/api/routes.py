@@ -290,7 +290,9 @@ async def act_on_review(
     name: AgentName, memory: Memory, queue: Queue, request: Request
 ) -> Response:
     """`{"approve": [ids]}` (or `"all"`), `{"reject": [ids]}`: the entries approved and
-    rejected. A held save approved is written into the memory, as its agent's save."""
+    rejected. A held save approved is written into the memory, as its agent's save; a held
+    change that could not be made once others were (two replaces of one entry) is listed in
+    `not_approved` with why, and waits on. A refusal (409) only when nothing was made."""
     body = await json_body(request, ReviewBody, '{"approve": ["<id>"]}')
 
     def act() -> dict[str, Any]:
@@ -299,7 +301,9 @@ async def act_on_review(
             decided["rejected"] = [saved_entry(e) for e in memory.reject(name, body.reject)]
         if body.approve is not None:
             ids = None if body.approve == "all" else body.approve
-            decided["approved"] = [saved_entry(e) for e in memory.approve(name, ids)]
+            done = memory.approve(name, ids)
+            decided["approved"] = [saved_entry(e) for e in done]
+            decided["not_approved"] = [{"id": i, "reason": why} for i, why in done.not_made]
         return decided
 
     with reviewing(name, body.approve, body.reject):

@@ -16,11 +16,13 @@ from oryxtui.cli.common import (
     memories_of,
     open_place,
     print_json,
+    say,
     show,
 )
 from oryxtui.cli.memory import replace_command
 from oryxtui.errors import UsageError
 from oryxtui.memory.history.records import OP_LABELS
+from oryxtui.memory.service.reviewing import Approved
 from oryxtui.phrases import agent_label, entries
 
 if TYPE_CHECKING:
@@ -47,12 +49,18 @@ def review(args: argparse.Namespace) -> int:
         if args.action == "approve":
             done = service.approve(agent, args.ids or None)
         else:
-            done = service.reject(agent, args.ids)
+            done = Approved(service.reject(agent, args.ids))
         verb = "Approved" if args.action == "approve" else "Rejected"
+        not_made = done.not_made
         if args.json:
-            print_json({"agent": agent, args.action + "d": [entry_json(e) for e in done]})
+            told = {"agent": agent, args.action + "d": [entry_json(e) for e in done]}
+            if args.action == "approve":
+                told["not_approved"] = [{"id": i, "reason": why} for i, why in not_made]
+            print_json(told)
         else:
             sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
+            for _, why in not_made:
+                say(f"oryxtui: not approved: {why}")
         return EXIT_OK
     agents = memories_of(args, place)
     found = [(agent, place.awaiting(agent)) for agent in agents]

@@ -14,6 +14,7 @@ from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.history.records import Record
 from oryxtui.memory.recall.results import Recall, recall_across
 from oryxtui.memory.service.currency import Saved, Version
+from oryxtui.memory.service.reviewing import Approved
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.remote.memory import RemoteMemory, RemoteStore
@@ -171,7 +172,7 @@ class FleetMemory:
         memory, there = self._on(agent)
         return memory.held(there)
 
-    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> Approved:
         memory, there = self._on(agent)
         return memory.approve(there, ids)
 

@@ -23,6 +23,7 @@ from oryxtui.memory.recall.results import (
     core_holding,
     recall_across,
 )
+from oryxtui.memory.service.reviewing import Approved
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Watch
 from oryxtui.memory.window import InjectedWindow
@@ -370,11 +371,20 @@ class RemoteMemory(RemoteFacts):
         return held
 
     @writes
-    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+    def approve(self, agent: str | None, ids: Sequence[str] | None = None) -> Approved:
         body = {"approve": list(ids) if ids is not None else "all"}
         data = self.server.post(f"{agent_path(agent)}/memory/review", body)
-        done = data.get("approved") if isinstance(data, dict) else None
-        return entries_of(done, None, "the server's answer")
+        data = data if isinstance(data, dict) else {}
+        made = entries_of(data.get("approved"), None, "the server's answer")
+        told = data.get("not_approved")
+        not_made = [
+            (item["id"], item["reason"])
+            for item in (told if isinstance(told, list) else [])
+            if isinstance(item, dict)
+            and isinstance(item.get("id"), str)
+            and isinstance(item.get("reason"), str)
+        ]  # anything else in a server's answer is left out
+        return Approved(made, not_made)
 
     @writes
     def reject(self, agent: str | None, ids: Sequence[str]) -> list[MemoryEntry]:

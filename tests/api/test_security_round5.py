@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
+from oryxtui.memory.history import Actor
 from oryxtui.workspace import Workspace
 from tests.api_server import RunningApi
 from tests.cli.test_security_round5 import EXTREMES
@@ -63,3 +64,28 @@ def test_nothing_is_shown_replaced_by_itself(workspace: Workspace) -> None:
                 assert "replaced" not in hit, hit
             else:
                 assert hit["replaced"]["current"]["id"] != hit["id"]
+
+
+def test_approve_all_names_what_landed_and_what_did_not(workspace: Workspace) -> None:
+    agents_with_notes(workspace, "ops")
+    person = MemoryService.open(workspace, Settings(), clock=fixed_clock)
+    entry = person.save("ops", "staging database is db-stg-3")
+    client_side = MemoryService.open(workspace, Settings(), actor=Actor("mcp:probe"))
+    client_side.replace("ops", entry.id, "staging database is db-stg-7")
+    client_side.replace("ops", entry.id, "staging database is db-stg-9")
+    assert len(person.held("ops")) == 2
+    with RunningApi(workspace) as client:
+        acted = client.post("/api/v1/agents/ops/memory/review", json={"approve": "all"})
+        assert acted.status_code == 200, acted.text
+        decided = acted.json()["data"]
+        (made,) = [e["content"].split()[-1] for e in decided["approved"]]
+        (left,) = decided["not_approved"]
+        assert "changed since it was proposed" in left["reason"]
+        memory = (workspace.agents_dir / "ops" / "MEMORY.md").read_text()
+        other = ({"db-stg-7", "db-stg-9"} - {made}).pop()
+        assert made in memory and "db-stg-3" not in memory and other not in memory
+        (waiting,) = person.held("ops")
+        assert waiting.id == left["id"]
+        # Approving what cannot be made, alone, is a refusal: nothing landed.
+        again = client.post("/api/v1/agents/ops/memory/review", json={"approve": "all"})
+        assert again.status_code == 409 and "changed since" in again.json()["message"]

@@ -24,6 +24,17 @@ def reviewed(actor: str) -> bool:
     return actor in REVIEWED_ACTORS or is_mcp(actor)
 
 
+class Approved(list[MemoryEntry]):
+    """The entries an approval made (a delete: the entry removed) and, as `not_made`, the
+    held changes it could not make once others had landed — (id, why) — which wait on."""
+
+    def __init__(
+        self, made: Sequence[MemoryEntry] = (), not_made: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        super().__init__(made)
+        self.not_made = list(not_made)
+
+
 @dataclass(frozen=True)
 class Awaiting:
     """One change awaiting review: an entry written that no person approved (in the memory),
@@ -158,25 +169,34 @@ class Reviewing(ServiceBase):
             )
         return [by_id[i] for i in dict.fromkeys(ids)]
 
-    def approve(self, agent: AgentArg, ids: Sequence[str] | None = None) -> list[MemoryEntry]:
+    def approve(self, agent: AgentArg, ids: Sequence[str] | None = None) -> Approved:
         """Approve these (None: everything awaiting review of the agent). A held change is
         made now, as its writer's (a save with its time kept; an edit, move or delete only if
         the entry is still as it was when proposed — else nothing is done); then one `review`
-        record marks them all. Returns the approved entries (a delete: the entry removed)."""
+        record marks them all. Returns the approved entries (a delete: the entry removed), and
+        the held changes that could not be made once an earlier one was (they wait on)."""
         store = self._reviewed_store()
         name = self.resolve_agent(agent)
         chosen = self._chosen(name, ids)
         if not chosen:
-            return []
+            return Approved()
         self._still_as_proposed(name, chosen)
+        made: list[Awaiting] = []
+        not_made: list[tuple[str, str]] = []
         for item in chosen:
-            if item.held:
-                self._apply(store, name, item)
-        entries = [item.entry for item in chosen]
-        kept = [item.entry for item in chosen if item.proposes != "delete"]
-        settles = tuple(item.record.n for item in chosen if item.held)
+            try:
+                if item.held:
+                    self._apply(store, name, item)
+            except StaleEntry as exc:  # one made before it took its entry (two held replaces)
+                not_made.append((item.id, str(exc)))
+                continue
+            made.append(item)
+        if not made:
+            raise StaleEntry(not_made[0][1])  # nothing landed: a refusal
+        kept = [item.entry for item in made if item.proposes != "delete"]
+        settles = tuple(item.record.n for item in made if item.held)
         store.note(name, replace(change("review", self.by, after=kept), settles=settles))
-        return entries
+        return Approved([item.entry for item in made], not_made)
 
     def _still_as_proposed(self, name: str | None, chosen: Sequence[Awaiting]) -> None:
         """Compare before set: every held edit, move or delete approved finds its entry as it

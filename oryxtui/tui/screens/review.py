@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry
 from oryxtui.memory.history import describe_actor
-from oryxtui.memory.service.reviewing import Awaiting
+from oryxtui.memory.service.reviewing import Approved, Awaiting
 from oryxtui.phrases import agent_label, entries
 from oryxtui.tui.screens.change_entry import ConfirmScreen, EditEntryScreen
 from oryxtui.tui.text import display_text, tell
@@ -303,12 +303,14 @@ class ReviewScreen(Screen[None]):
             if what == "approve":
                 done = self.service.approve(agent, ids)
             else:
-                done = self.service.reject(agent, ids or [])
+                done = Approved(self.service.reject(agent, ids or []))
         except OryxError as exc:
             tell(self, str(exc), severity="error")
         else:
             verb = "Approved" if what == "approve" else "Rejected"
             tell(self, f"{verb} {entries(len(done))} of {agent_label(agent)}.", title="Review")
+            for _, why in done.not_made:
+                tell(self, f"Not approved: {why}", severity="warning")
         self.app.call_from_thread(self.reload)
 
     def action_replace_older(self) -> None:
