@@ -20,6 +20,7 @@ from oryxtui.memory.format import (
     Clock,
     entry_line,
 )
+from oryxtui.privacy import private_folder, write_private
 from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
 
 USER_MD = """# About the user
@@ -270,26 +271,24 @@ def create_demo_workspace(path: Path, clock: Clock = datetime.now) -> tuple[Work
 def _fill(workspace: Workspace, now: datetime) -> None:
     """The demo's bootstrap files, config, agents and memories."""
     rng = random.Random(7)
-    (workspace.root / "USER.md").write_text(USER_MD, encoding="utf-8")
-    (workspace.root / "SOUL.md").write_text(SOUL_MD, encoding="utf-8")
+    write_private(workspace.root / "USER.md", USER_MD)
+    write_private(workspace.root / "SOUL.md", SOUL_MD)
     installed = [provider for provider in IN_WHEELS if not missing(provider)]
     meaning = f'\n[embedding]\nprovider = "{installed[0]}"\n' if installed else OTHER_EMBEDDING
-    workspace.config_path.write_text(CONFIG_TOML + meaning, encoding="utf-8")
+    write_private(workspace.config_path, CONFIG_TOML + meaning)
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         archival = spec["archival"] or _ops_archival(rng, 70)
-        (folder / "AGENT.md").write_text(_agent_markdown(name, spec), encoding="utf-8")
-        (folder / "MEMORY.md").write_text(
-            _memory_markdown(spec["core"], archival, now), encoding="utf-8"
-        )
-    workspace.global_memory_file.write_text(
+        write_private(folder / "AGENT.md", _agent_markdown(name, spec))
+        write_private(folder / "MEMORY.md", _memory_markdown(spec["core"], archival, now))
+    write_private(
+        workspace.global_memory_file,
         _memory_markdown(
             ["The team's shared glossary lives in Confluence: PAY/Glossary."],
             ["Workspace created by `oryxtui demo`."],
             now,
         ),
-        encoding="utf-8",
     )
     _conversations(workspace, now)
     _held_from_mcp(workspace, now)

@@ -25,6 +25,12 @@ def made_private(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
 
 
+def write_private(path: Path, text: str) -> None:
+    """`text` written to `path` (UTF-8), a file made 0600 whatever the umask."""
+    with open(path, "w", encoding="utf-8", opener=private_opener) as handle:
+        handle.write(text)
+
+
 def private_folder(path: Path) -> None:
     """`path` and its missing parents made; those made here are 0700."""
     made_folder(path, PRIVATE_FOLDER)

@@ -18,7 +18,7 @@ from oryxtui.errors import (
     UsageError,
     WorkspaceNotFound,
 )
-from oryxtui.privacy import made_private, private_folder
+from oryxtui.privacy import made_private, private_folder, private_opener
 
 WORKSPACE_DIR = ".oryxos"
 MEMORY_FILE = "MEMORY.md"
@@ -194,9 +194,9 @@ class Workspace:
             raise UsageError(f"An agent named {name!r} exists already; nothing was changed.")
         folder = self.agents_dir / name
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)
             self.check_write_target(folder / AGENT_FILE)
-            with open(folder / AGENT_FILE, "x", encoding="utf-8") as handle:
+            with open(folder / AGENT_FILE, "x", encoding="utf-8", opener=private_opener) as handle:
                 handle.write(agent_markdown(name, description))
         except FileExistsError:
             raise UsageError(

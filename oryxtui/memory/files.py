@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from oryxtui.errors import MemoryWriteError
-from oryxtui.privacy import PRIVATE_FILE
+from oryxtui.privacy import PRIVATE_FILE, private_folder
 from oryxtui.workspace import Workspace
 
 StatSignature = tuple[int, int, int, int]  # inode, size, mtime and ctime in nanoseconds
@@ -129,7 +129,7 @@ def file_lock(
     lock_path = path.with_name(path.name + ".lock")
     try:
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
         workspace.check_write_target(path)
         if lock_path.is_symlink():
             raise MemoryWriteError(

@@ -4,11 +4,15 @@ linked folder the agent was opened through."""
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from oryxtui.workspace import Workspace
-from tests.support import agents_with_notes, cli
+from tests.support import agents_with_notes, cli, oryxtui_executable
 
 
 def test_a_hold_on_an_agent_holds_it_opened_through_a_link(workspace: Workspace) -> None:
@@ -44,3 +48,38 @@ def test_a_moment_out_of_range_is_one_sentence(workspace: Workspace, moment: str
         assert said.stderr.count("\n") == 1 and "out of the range of times" in said.stderr
     log = cli("memory", "log", "--agent", "ops", "--since", moment, *root)
     assert log.code == 2 and "--since: " in log.stderr and "out of the range" in log.stderr
+
+
+def _umask_022() -> None:
+    os.umask(0o022)
+
+
+def test_everything_oryxtui_makes_in_a_workspace_is_private(tmp_path: Path) -> None:
+    """Under the usual umask (022), whatever command makes it: `demo --no-open`, `init`,
+    `agents new`, `memory save --create` — every folder 0700, every file 0600."""
+
+    def run(*args: str) -> None:
+        done = subprocess.run(
+            [oryxtui_executable(), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=_umask_022,
+            env={k: v for k, v in os.environ.items() if not k.startswith("ORYXTUI_")},
+        )
+        assert done.returncode == 0, done.stderr
+
+    run("demo", str(tmp_path / "demo"), "--no-open")
+    run("init", str(tmp_path / "project"))
+    root = str(tmp_path / "project" / ".oryxos")
+    run("agents", "new", "scout", "--root", root)
+    run("memory", "save", "a note", "--agent", "rover", "--create", "--root", root)
+    run("memory", "save", "a core note", "--scope", "core", "--agent", "scout", "--root", root)
+    for workspace in (tmp_path / "demo" / ".oryxos", tmp_path / "project" / ".oryxos"):
+        exposed = [
+            (str(path.relative_to(workspace)), oct(stat.S_IMODE(path.stat().st_mode)))
+            for path in [workspace, *workspace.rglob("*")]
+            if not path.is_symlink()
+            and stat.S_IMODE(path.stat().st_mode) != (0o700 if path.is_dir() else 0o600)
+        ]
+        assert not exposed, exposed
