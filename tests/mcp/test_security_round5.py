@@ -6,6 +6,7 @@ per-key session cap holds when many sessions open at the same instant."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from collections.abc import Iterator
 
 import httpx
@@ -139,3 +140,13 @@ def test_the_session_cap_holds_when_sessions_open_at_once(
     assert family.samples[0].value == CAP
     # The next opening is refused as well: the seats of the refused ones were not kept.
     assert raw(url, key, "atlas", initialize("late")).status_code == 429
+
+
+def test_the_docs_tell_one_truth_about_listen_streams() -> None:
+    """docs/mcp.md once said a listen's key was checked only when it opened; the code (and
+    docs/security.md) cut it at revocation."""
+    docs = Path(__file__).parents[2] / "docs"
+    mcp, security = (docs / "mcp.md").read_text(), (docs / "security.md").read_text()
+    assert "not again while it lasts" not in mcp
+    for page in (mcp, security):
+        assert "revoked or changed" in " ".join(page.split())
