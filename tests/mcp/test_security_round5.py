@@ -6,8 +6,8 @@ per-key session cap holds when many sessions open at the same instant."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import mcp_types as types
