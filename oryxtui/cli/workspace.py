@@ -4,6 +4,7 @@ dashboard over servers)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from oryxtui.cli.common import (
     show,
     warn,
 )
+from oryxtui.errors import UsageError
 from oryxtui.places import Here, attach_servers
+from oryxtui.terminal import is_terminal
 from oryxtui.workspace import DEMO_FOLDER, Workspace, find_workspace, init_workspace
 
 
@@ -82,6 +85,8 @@ def doctor(args: argparse.Namespace) -> int:
 def demo(args: argparse.Namespace) -> int:
     from oryxtui.demo import create_demo_workspace
 
+    if not args.no_open:
+        needs_terminal("add --no-open to only generate the workspace")
     workspace, created = create_demo_workspace(Path(args.path))
     verb = "Created" if created else "Using the existing"
     sys.stdout.write(f"{verb} demo workspace at {workspace.root}\n")
@@ -103,6 +108,9 @@ def demo(args: argparse.Namespace) -> int:
     arg("--key-env", metavar="NAME", help="the environment variable holding the key"),
 )
 def attach(args: argparse.Namespace) -> int:
+    needs_terminal(
+        "read the servers with `oryxtui memory show --remote URL`, or open their web page"
+    )
     place = attach_servers(args.servers, args.key_env)
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
 
@@ -112,7 +120,23 @@ def attach(args: argparse.Namespace) -> int:
 
 def dashboard(args: argparse.Namespace) -> int:
     """`oryxtui` without a command."""
+    needs_terminal()
     return run_dashboard(find_workspace(args.root), live=False)
+
+
+def needs_terminal(instead: str = "") -> None:
+    """A UsageError of one sentence unless standard input and output are a terminal: the
+    dashboard draws on one and reads keys from it (without, it would spin for ever). A
+    driver of Textual's own choosing (`TEXTUAL_DRIVER`: the browser's, under `oryxtui web`)
+    needs none."""
+    if (is_terminal(sys.stdin) and is_terminal(sys.stdout)) or os.environ.get("TEXTUAL_DRIVER"):
+        return
+    also = f"; {instead}" if instead else ""
+    raise UsageError(
+        "The dashboard needs a terminal (standard input and output are not one here): run it "
+        "in one, or use `oryxtui web` (the dashboard in a browser), `oryxtui serve` or the "
+        f"scriptable commands of `oryxtui --help`{also}."
+    )
 
 
 def run_dashboard(workspace: Workspace, live: bool) -> int:
