@@ -40,7 +40,7 @@ def without_terminal(*args: str, cwd: Path) -> tuple[int, str, float]:
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        raise AssertionError(f"oryxtui {' '.join(args)} was still running after {DEADLINE} s")
+        raise AssertionError(f"oryxtui {args} was still running after {DEADLINE} s") from None
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return process.returncode, stderr.decode(), used.ru_utime + used.ru_stime
 
