@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^<!-- (generated|include): ([\w./-]+) -->$", re.M)
+LINK_INTO_DOCS = re.compile(r"\]\(docs/")
 
 
 def on_files(files: Any, config: Any) -> Any:
@@ -58,7 +59,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 def made(kind: str, what: str) -> str:
     if kind == "include":
-        return (ROOT / what).read_text(encoding="utf-8").split("\n", 1)[1].strip()  # no title
+        text = (ROOT / what).read_text(encoding="utf-8").split("\n", 1)[1].strip()  # no title
+        # A file of the repository links pages as `docs/PAGE.md` (right on a forge); in the
+        # site it stands among them.
+        return LINK_INTO_DOCS.sub("](", text)
     makers = {
         "settings": settings_reference,
         "endpoints": endpoints,

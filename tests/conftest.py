@@ -50,7 +50,13 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     for name in list(os.environ):
         if name.startswith("ORYXTUI_") or name == "ORYXOS_ROOT":
             monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    # Whoever runs the tests: their XDG folders (a user's config.toml with [remotes]) are not
+    # the test's; each test's are under its own home, where the XDG defaults put them.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     # No blinking cursor: a snapshot must not depend on which half-second it was taken in.
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
 

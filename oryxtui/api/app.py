@@ -18,9 +18,10 @@ from oryxtui.api.feed import EventFeed
 from oryxtui.api.guard import RequestGuard
 from oryxtui.api.health import Health
 from oryxtui.api.health import router as health_router
+from oryxtui.api.instrumented import Instrumented
 from oryxtui.api.keys import KeyStore
 from oryxtui.api.limits import RateLimit
-from oryxtui.api.metrics import Instrumented, ServerMetrics
+from oryxtui.api.metrics import ServerMetrics
 from oryxtui.api.metrics import router as metrics_router
 from oryxtui.api.middleware import (
     Answers,

@@ -27,7 +27,7 @@ from oryxtui.phrases import agent_label, entries
 
 if TYPE_CHECKING:
     from oryxtui.memory.format import MemoryEntry
-    from oryxtui.places import Memory
+    from oryxtui.places import Memory, Place
 
 
 @MEMORY.command(
@@ -43,25 +43,7 @@ def review(args: argparse.Namespace) -> int:
     place = open_place(args)
     service = place.memory
     if args.action != "list":
-        if args.all:
-            raise UsageError("Approve or reject one agent's entries at a time (--agent NAME).")
-        agent = checked_agent(args, place)
-        if args.action == "approve":
-            done = service.approve(agent, args.ids or None)
-        else:
-            done = Approved(service.reject(agent, args.ids))
-        verb = "Approved" if args.action == "approve" else "Rejected"
-        not_made = done.not_made
-        if args.json:
-            told = {"agent": agent, args.action + "d": [entry_json(e) for e in done]}
-            if args.action == "approve":
-                told["not_approved"] = [{"id": i, "reason": why} for i, why in not_made]
-            print_json(told)
-        else:
-            sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
-            for _, why in not_made:
-                say(f"oryxtui: not approved: {why}")
-        return EXIT_OK
+        return _decide(args, place)
     agents = memories_of(args, place)
     found = [(agent, place.awaiting(agent)) for agent in agents]
     hints = [(agent, _suggestions(service, agent)) for agent in agents]
@@ -131,3 +113,26 @@ def _may_replace(
             lines.append(f"       may replace {old.id}  {old.time or '?'}  {old.content}\n")
             lines.append(f"       {replace_command(agent, old.id, new.id)}\n")
     return lines
+
+
+def _decide(args: argparse.Namespace, place: Place) -> int:
+    """`approve` or `reject`: what was done (and, approving, what could not be)."""
+    if args.all:
+        raise UsageError("Approve or reject one agent's entries at a time (--agent NAME).")
+    agent = checked_agent(args, place)
+    service = place.memory
+    if args.action == "approve":
+        done = service.approve(agent, args.ids or None)
+    else:
+        done = Approved(service.reject(agent, args.ids))
+    if args.json:
+        told = {"agent": agent, args.action + "d": [entry_json(e) for e in done]}
+        if args.action == "approve":
+            told["not_approved"] = [{"id": i, "reason": why} for i, why in done.not_made]
+        print_json(told)
+        return EXIT_OK
+    verb = "Approved" if args.action == "approve" else "Rejected"
+    sys.stdout.write(f"{verb} {entries(len(done))} of {agent_label(agent)}.\n")
+    for _, why in done.not_made:
+        say(f"oryxtui: not approved: {why}")
+    return EXIT_OK
