@@ -46,6 +46,7 @@ from oryxtui.cli.common import (
     Arg,
     Command,
     Group,
+    given_root,
     say,
 )
 from oryxtui.errors import OryxError
@@ -180,12 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --root and --debug are accepted before or after the command; absent means not given.
     args.root = getattr(args, "root", None)
     args.debug = getattr(args, "debug", False)
+    rooted = given_root.set(args.root)  # the hints it prints carry it
     with collecting() as notices:
         try:
             return _run(args)
         finally:
             for note in notices:
                 say(f"oryxtui: warning: {note}")
+            given_root.reset(rooted)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from oryxtui.cli.common import AGENTS, EXIT_OK, arg, open_place, print_json, show
+from oryxtui.cli.common import AGENTS, EXIT_OK, arg, hint, open_place, print_json, show
 from oryxtui.errors import OryxError
 from oryxtui.workspace import find_workspace
 
@@ -37,7 +37,7 @@ def list_agents(args: argparse.Namespace) -> int:
         print_json({"agents": rows})
         return EXIT_OK
     if not rows:
-        sys.stdout.write(f"No agents in {place.root}; `oryxtui agents new NAME` makes one.\n")
+        hint(f"No agents in {place.root}; `oryxtui agents new NAME` makes one.")
         return EXIT_OK
     width = max(len(row["name"]) for row in rows)
     out = []

@@ -4,8 +4,14 @@ written, and how a command finds its workspace, its service and its agent."""
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import re
+import shlex
+import shutil
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -129,8 +135,53 @@ def show(text: str) -> None:
 
 
 def say(line: str) -> None:
-    """A line to standard error (progress, "nothing found"), neutralised on a terminal."""
+    """A line to standard error (progress, "nothing found", an error and what to do),
+    neutralised on a terminal; the commands it suggests run as this oryxtui was run."""
+    line = runnable(line)
     sys.stderr.write((neutralize(line) if is_terminal(sys.stderr) else line) + "\n")
+
+
+def hint(line: str) -> None:
+    """A line to standard output that suggests a command: runnable as this oryxtui was run."""
+    sys.stdout.write(runnable(line) + "\n")
+
+
+# The --root a command was given, for the commands its hints suggest.
+given_root: ContextVar[str | None] = ContextVar("oryxtui_given_root", default=None)
+_SUGGESTED = re.compile(r"`oryxtui ([^`]*)`")
+_ELSEWHERE = re.compile(r"(^| )--(root|remote)( |=|$)")
+_NO_WORKSPACE = ("init", "demo", "--help", "--version")
+
+
+def runnable(text: str) -> str:
+    """`text` with each suggested command (`` `oryxtui …` ``) as it works pasted where it was
+    printed: as this oryxtui is run (`.venv/bin/oryxtui …` when it was started by that path
+    and is not the `oryxtui` on PATH), and with the `--root` this command was given."""
+    command, root = this_oryxtui(), given_root.get()
+
+    def pasted(found: re.Match[str]) -> str:
+        words = found.group(1)
+        first = words.split(" ", 1)[0]
+        if root is not None and first not in _NO_WORKSPACE and not _ELSEWHERE.search(words):
+            words += f" --root {shlex.quote(root)}"
+        return f"`{command} {words}`"
+
+    return _SUGGESTED.sub(pasted, text)
+
+
+@functools.cache
+def this_oryxtui() -> str:
+    """How a person runs this oryxtui again in the folder it runs in: `oryxtui` when that is
+    the one on PATH, else the path it was started by (or `python -m oryxtui`)."""
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started) == "__main__.py" and "oryxtui" in started:
+        return f"{shlex.quote(sys.executable)} -m oryxtui"
+    if os.path.basename(started) != "oryxtui" or os.sep not in started:
+        return "oryxtui"  # found on PATH, or not the executable at all (a test, an embedder)
+    on_path = shutil.which("oryxtui")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(started):
+        return "oryxtui"
+    return shlex.quote(started)
 
 
 def warn(message: str) -> None:

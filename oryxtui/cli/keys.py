@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from oryxtui.cli.common import EXIT_OK, KEYS, arg, print_json, show, warn
+from oryxtui.cli.common import EXIT_OK, KEYS, arg, hint, print_json, show, warn
 from oryxtui.errors import NotFound
 from oryxtui.places import workspace_place
 
@@ -61,7 +61,7 @@ def list_keys(args: argparse.Namespace) -> int:
         print_json({"keys": [key.to_json() for key in keys]})
         return EXIT_OK
     if not keys:
-        sys.stdout.write("No keys yet; `oryxtui keys create NAME --scope read` makes one.\n")
+        hint("No keys yet; `oryxtui keys create NAME --scope read` makes one.")
         return EXIT_OK
     width = max(len(key.name) for key in keys)
     lines = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from oryxtui.cli.common import (
     EXIT_OK,
     TOP,
     arg,
+    hint,
     print_json,
     settings_of,
     show,
@@ -91,7 +93,11 @@ def demo(args: argparse.Namespace) -> int:
     verb = "Created" if created else "Using the existing"
     sys.stdout.write(f"{verb} demo workspace at {workspace.root}\n")
     if args.no_open:
-        sys.stdout.write(f"Look at it with: oryxtui memory show --root {args.path} --agent atlas\n")
+        root = shlex.quote(args.path)
+        hint(
+            f"Look at it with `oryxtui memory show --root {root} --agent atlas`, or open "
+            f"the dashboard on it: `oryxtui --root {root}`."
+        )
         return EXIT_OK
     return run_dashboard(workspace, live=args.live)
 
