@@ -62,6 +62,8 @@ BINDING_IDS = (
     "restore",
     "accept",
     "edit-entry",
+    "open-entry",
+    "origin",
     "move",
     "delete",
     "duplicates",

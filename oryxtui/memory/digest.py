@@ -102,6 +102,12 @@ class Digest:
     count: int = 0  # every ordinary entry covered once it is written
     uncovered_before: int = 0
 
+    @property
+    def readable(self) -> str:
+        """Its text as the interface shows it: upstream's heading (`摘要`, kept in MEMORY.md,
+        the file format) said in words."""
+        return self.content.replace(f"{MARK} ", "Digest of ", 1)
+
     def to_json(self) -> dict[str, object]:
         return {
             "content": self.content,

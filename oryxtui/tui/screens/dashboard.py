@@ -395,10 +395,17 @@ class DashboardScreen(Screen[None]):
         if not self.refused(what):
             STEERS[what](self.memory_view)
 
-    def action_entry_origin(self) -> None:
-        """Who wrote the entry at the cursor; an agent's: its turn, in the sessions view."""
+    def action_entry(self, what: str) -> None:
+        """The entry at the cursor: `open` shows it whole with its history; `origin` says who
+        wrote it (an agent's: its turn, in the sessions view)."""
         steer = self.memory_view.at_cursor()
-        if steer is not None:
+        if steer is None:
+            return
+        if what == "open":
+            from oryxtui.tui.screens.entry import EntryScreen
+
+            self.app.push_screen(EntryScreen(self.place, *steer))
+        else:
             find_origin(self, self.place, self.agent_loop, steer)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

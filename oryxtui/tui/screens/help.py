@@ -32,6 +32,11 @@ MARKS = (
     ("Σ", "a digest: one archival entry summarising entries that left the window (g)"),
     ("~", "an entry a digest covers: it stays in the memory and stays recallable"),
     ("✗", "in the history: an entry that is gone now (b brings it back)"),
+    (
+        "⧗N",
+        "beside an agent: N changes (an MCP client's or a held agent's) wait for review outside "
+        "its memory, in no prompt until approved — I opens the inbox to approve or reject them",
+    ),
 )
 
 
@@ -103,10 +108,12 @@ def key_groups(
 
 
 def _class_rows(bindings: Sequence[Binding], keymap: Mapping[str, str]) -> list[tuple[str, str]]:
-    """A place's own keys when it is not the focused one: as declared, or as rebound."""
+    """A place's own keys when it is not the focused one: as declared, or as rebound (those
+    kept out of the footer too, when they are actions of their own — an id — not moves)."""
     rows = []
     for binding in bindings:
-        if not binding.description or binding.action.startswith(LOW_LEVEL) or not binding.show:
+        hidden = not binding.show and not binding.id
+        if not binding.description or binding.action.startswith(LOW_LEVEL) or hidden:
             continue
         keys = keymap.get(binding.id or "", binding.key)
         rows.append((" ".join(key.strip() for key in keys.split(",")), binding.description))

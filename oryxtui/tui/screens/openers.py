@@ -102,7 +102,7 @@ def _confirm(
             if pushed > 0
             else ""
         )
-        + f".\n\n{digest.content}\n\nThe covered entries stay in the memory, and stay "
+        + f".\n\n{digest.readable}\n\nThe covered entries stay in the memory, and stay "
         "recallable."
     )
     write = partial(place.memory.save, agent, digest.content, Scope.ARCHIVAL, "digest")

@@ -59,7 +59,8 @@ class EntryView(ScrollView, can_focus=True):
         Binding("m", "screen.steer('move_entry')", "Move", id="move"),
         Binding("x", "screen.steer('delete_entry')", "Delete", id="delete"),
         Binding("D", "screen.steer('remove_duplicates')", "Repeats", id="duplicates"),
-        Binding("o", "screen.entry_origin", "Origin", id="origin"),
+        Binding("enter", "screen.entry('open')", "Open", id="open-entry"),
+        Binding("o", "screen.entry('origin')", "Origin", id="origin", show=False),
     ]
 
     cursor = reactive(-1, always_update=True, init=False)
