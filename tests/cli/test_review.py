@@ -180,3 +180,29 @@ def test_review_origins_and_past_prompts_on_the_shared_database(
         "role": "user",
         "content": "remember that the vault code is 1234",
     }
+
+
+def test_an_approved_held_save_lands_where_its_time_puts_it(workspace: Workspace) -> None:
+    """Issue 58: a held save approved later goes among the entries at its own time, not at
+    the end of the section, every other byte kept."""
+    from oryxtui.config import load_settings
+    from oryxtui.memory.history import Actor, current_actor
+    from tests.support import Ticking
+
+    configure(workspace, "markdown", hold=True)
+    make_agent(workspace, "ops")
+    memory = workspace.memory_file("ops")
+    memory.write_text(f"# notes kept by hand\n{CORE_HEADER}\n{ARCHIVAL_HEADER}\n")
+    clock = Ticking()
+    service = MemoryService.open(workspace, load_settings(workspace.config_path), clock=clock)
+    acting = current_actor.set(Actor("agent"))
+    try:
+        held = service.save("ops", "the agent's note, written first")
+    finally:
+        current_actor.reset(acting)
+    later = [service.save("ops", f"a person's note {n}") for n in range(2)]
+    service.approve("ops")
+    lines = memory.read_text().splitlines()
+    assert lines[0] == "# notes kept by hand"
+    archival = lines[lines.index(ARCHIVAL_HEADER) + 1 :]
+    assert archival == [held.line, *(entry.line for entry in later)]

@@ -85,3 +85,46 @@ async def test_the_inbox_offers_what_a_save_may_replace(workspace: Workspace) ->
         assert second_old.line in memory_file.read_text()
     assert service.suggestions("alpha") == []
     assert [v.successor for v in service.replaced_versions("alpha")] == [first.entry]
+
+
+def footer_offers(screen: ReviewScreen) -> set[str]:
+    return {
+        active.binding.description
+        for active in screen.active_bindings.values()
+        if active.binding.show and active.enabled
+    }
+
+
+async def test_the_inbox_offers_u_and_d_only_on_what_may_replace(workspace: Workspace) -> None:
+    """Issue 58: on a held save, u and d do nothing, so the footer does not offer them."""
+    build_workspace(workspace)
+    workspace.config_path.write_text('[memory.review]\nhold_agents = ["beta"]\n')
+    service = MemoryService.open(workspace, Settings())
+    service.save("alpha", "Staging host for ledger is stg-11.internal.")
+    service.save_checked("alpha", "Staging host for ledger is now stg-14.internal.")
+    from oryxtui.config import load_settings
+    from oryxtui.memory.history import Actor, current_actor
+
+    held = MemoryService.open(workspace, load_settings(workspace.config_path))
+    acting = current_actor.set(Actor("agent"))
+    try:
+        held.save("beta", "beta's note waits for a person")
+    finally:
+        current_actor.reset(acting)
+    app = make_app(workspace, load_settings(workspace.config_path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("I")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: len(screen.items) == 2)
+        kinds = {}
+        for _ in range(4):
+            await pilot.pause()
+            item = screen.highlighted
+            if item is not None:
+                kinds[type(item).__name__] = footer_offers(screen)
+            await pilot.press("down")
+        assert {"Replace older", "Keep both"} <= kinds["MayReplace"]
+        assert not {"Replace older", "Keep both"} & kinds["Item"]
+        assert "Approve" in kinds["Item"]

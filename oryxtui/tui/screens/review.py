@@ -18,6 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -218,8 +219,19 @@ class ReviewScreen(Screen[None]):
     def _chosen(self) -> None:
         self.action_turn()  # enter on the list: the list's own binding takes the key
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """u and d are offered (in the footer, and answered) only on a save that may replace
+        an older entry: elsewhere they do nothing."""
+        if action in ("replace_older", "keep_both"):
+            try:
+                return isinstance(self.highlighted, MayReplace)
+            except NoMatches:  # not composed yet
+                return False
+        return True
+
     @on(OptionList.OptionHighlighted, "#review-list")
     def _highlighted(self) -> None:
+        self.refresh_bindings()  # u and d come and go with what is highlighted
         item = self.highlighted
         if item is not None:
             self._at = self.items.index(item)

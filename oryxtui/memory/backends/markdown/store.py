@@ -149,9 +149,17 @@ class MarkdownMemoryStore:
     ) -> list[MemoryEntry]:
         """Write `entries` (admitted already) unless they are there; returns those written.
         An import counts (a line twice in the file is there twice); the rest ask only
-        whether the line is in its section."""
+        whether the line is in its section. A held save approved (`save`) goes among its
+        section's entries where its time puts it; the rest are the newest."""
         path = self.workspace.memory_file(agent)
         with self.writer.locked(path):
+            if op == "save":  # a held save approved: where its time puts it, not at the end
+                missing = self._absent(path, entries)
+                if not missing:
+                    return []
+                _, written = self.writer.rewrite(path, lambda text: (in_time(text, missing), None))
+                self._landed(path, change(op, by, after=missing), written)
+                return missing
             return self._put_back(path, lambda: list(entries), by, op)
 
     def _put_back(
@@ -367,3 +375,28 @@ def without_duplicates(document: MemoryDocument) -> tuple[str, list[MemoryEntry]
                 removed.append(entry)
     lines = [line for row, line in enumerate(document.lines) if row not in drop]
     return "\n".join(lines), removed
+
+
+def in_time(text: str, entries: Sequence[MemoryEntry]) -> str:
+    """The text with each entry put in its section before the first entry written after it
+    (one with no time, or none later: as the newest), every other byte as it was."""
+    for entry in entries:
+        document = parse(text)
+        core = entry.scope is Scope.CORE
+        spans = document.core_spans if core else document.archival_spans
+        seen = document.core_lines if core else document.archival_lines
+        rows = [row for start, stop in spans for row in range(start, stop)]
+        later = [
+            row
+            for row, line in zip(rows, seen, strict=True)
+            if entry.time is not None
+            and (entry_from_line(line, entry.scope).time or "") > entry.time
+        ]
+        if not later:
+            text = sections.with_entry(text, entry.line, entry.scope)
+            continue
+        lines = list(document.lines)
+        ending = "\r" if lines[later[0]].endswith("\r") else ""
+        lines.insert(later[0], entry.line + ending)
+        text = "\n".join(lines)
+    return text
