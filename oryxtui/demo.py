@@ -18,10 +18,13 @@ from oryxtui.memory.format import (
     CORE_HEADER,
     TIME_FORMAT,
     Clock,
+    MemoryEntry,
+    Scope,
+    entry_from_line,
     entry_line,
 )
 from oryxtui.privacy import private_folder, write_private
-from oryxtui.workspace import WORKSPACE_DIR, Workspace, init_workspace
+from oryxtui.workspace import WORKSPACE_DIR, AgentName, Workspace, init_workspace
 
 USER_MD = """# About the user
 
@@ -238,17 +241,21 @@ def _agent_markdown(name: str, spec: dict) -> str:
     return f"---\n{dumped}---\n{spec['body']}\n"
 
 
-def _memory_markdown(core: Sequence[str], archival: Sequence[str], now: datetime) -> str:
-    """Entries spread over the past days, the newest a few minutes ago."""
+def _stamped(core: Sequence[str], archival: Sequence[str], now: datetime) -> list[MemoryEntry]:
+    """Entries spread over the past days, the newest a few minutes ago (core the oldest)."""
     count = len(core) + len(archival)
     stamps = [
         (now - timedelta(minutes=7 + 37 * (count - index))).strftime(TIME_FORMAT)
         for index in range(count)
     ]
-    lines = [CORE_HEADER]
-    lines += [entry_line(stamps[i], text) for i, text in enumerate(core)]
-    lines.append(ARCHIVAL_HEADER)
-    lines += [entry_line(stamps[len(core) + i], text) for i, text in enumerate(archival)]
+    scopes = [Scope.CORE] * len(core) + [Scope.ARCHIVAL] * len(archival)
+    texts = [*core, *archival]
+    return [entry_from_line(entry_line(stamps[i], texts[i]), scopes[i]) for i in range(count)]
+
+
+def _memory_markdown(entries: Sequence[MemoryEntry]) -> str:
+    lines = [CORE_HEADER, *(e.line for e in entries if e.scope is Scope.CORE), ARCHIVAL_HEADER]
+    lines += [e.line for e in entries if e.scope is Scope.ARCHIVAL]
     return "\n".join(lines) + "\n"
 
 
@@ -276,22 +283,48 @@ def _fill(workspace: Workspace, now: datetime) -> None:
     installed = [provider for provider in IN_WHEELS if not missing(provider)]
     meaning = f'\n[embedding]\nprovider = "{installed[0]}"\n' if installed else OTHER_EMBEDDING
     write_private(workspace.config_path, CONFIG_TOML + meaning)
+    # The history starts a day back (what the files held then) and records each entry since
+    # at its own time: the memory as it stood at any moment of that day can be looked at.
+    start = (now - LIVED).strftime(TIME_FORMAT)
+    later: list[tuple[AgentName, MemoryEntry]] = []
+    memories: list[tuple[AgentName, list[MemoryEntry]]] = []
     for name, spec in AGENTS.items():
         folder = workspace.agents_dir / name
         private_folder(folder)
-        archival = spec["archival"] or _ops_archival(rng, 70)
         write_private(folder / "AGENT.md", _agent_markdown(name, spec))
-        write_private(folder / "MEMORY.md", _memory_markdown(spec["core"], archival, now))
-    write_private(
-        workspace.global_memory_file,
-        _memory_markdown(
-            ["The team's shared glossary lives in Confluence: PAY/Glossary."],
-            ["Workspace created by `oryxtui demo`."],
-            now,
-        ),
-    )
+        archival = spec["archival"] or _ops_archival(rng, 70)
+        memories.append((name, _stamped(spec["core"], archival, now)))
+    glossary = ["The team's shared glossary lives in Confluence: PAY/Glossary."]
+    memories.append((None, _stamped(glossary, ["Workspace created by `oryxtui demo`."], now)))
+    for agent, entries in memories:
+        then = [e for e in entries if (e.time or "") <= start]
+        write_private(workspace.memory_file(agent), _memory_markdown(then))
+        later += [(agent, e) for e in entries if (e.time or "") > start]
+    _lived(workspace, now - LIVED, later)
     _conversations(workspace, now)
     _held_from_mcp(workspace, now)
+
+
+LIVED = timedelta(days=1)  # how far back the demo's history goes
+
+
+def _lived(
+    workspace: Workspace, start: datetime, later: Sequence[tuple[AgentName, MemoryEntry]]
+) -> None:
+    """The history from `start` (what each memory held then), then each later entry saved at
+    its own time, in time order, as a person's."""
+    from oryxtui.config import load_settings
+    from oryxtui.memory import MemoryService
+
+    moment = [start]
+    service = MemoryService.open(
+        workspace, load_settings(workspace.config_path), clock=lambda: moment[0]
+    )
+    for name in [*workspace.list_agents(), None]:
+        service.reconcile(name)
+    for name, entry in sorted(later, key=lambda item: item[1].time or ""):
+        moment[0] = datetime.strptime(entry.time or "", TIME_FORMAT)
+        service.save(name, entry.content, entry.scope)
 
 
 def _held_from_mcp(workspace: Workspace, now: datetime) -> None:
@@ -303,7 +336,10 @@ def _held_from_mcp(workspace: Workspace, now: datetime) -> None:
 
     settings = load_settings(workspace.config_path)
     client = MemoryService.open(
-        workspace, settings, clock=partial(_ago, now, 1), actor=mcp_client("Claude Code")
+        workspace,
+        settings,
+        clock=lambda: now - timedelta(minutes=5),  # after the newest entry
+        actor=mcp_client("Claude Code"),
     )
     client.save(
         "ops-bot",

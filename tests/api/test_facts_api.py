@@ -77,7 +77,7 @@ def test_replace_suggest_and_look_back_over_rest(
         assert "stg-11" in then["block"] and "stg-20" not in then["block"]
         assert then["memory"]["archival"][-1]["content"] == "Staging host for ledger is stg-11."
         early = client.get("/api/v1/agents/ops/memory/as-of/2020-01-01")
-        assert early.status_code == 400 and "starts after" in early.json()["message"]
+        assert early.status_code == 400 and "starts at " in early.json()["message"]
         bad = client.get("/api/v1/agents/ops/memory/as-of/yesterday")
         assert bad.status_code == 400 and "is not a time" in bad.json()["message"]
         stale = client.post(

@@ -91,7 +91,7 @@ def test_bad_input_is_one_sentence_and_changes_nothing(workspace: Workspace) -> 
         (("memory", "replace", *root, old.id, old.content), 2, "the entry's own"),
         (("memory", "replace", *root, old.id, "--by", old.id), 2, "cannot replace itself"),
         (("memory", "show", *root, "--as-of", "yesterday"), 2, "is not a time"),
-        (("memory", "show", *root, "--as-of", "2020-01-01"), 2, "starts after"),
+        (("memory", "show", *root, "--as-of", "2020-01-01"), 2, "starts at "),
         (
             (
                 "memory",

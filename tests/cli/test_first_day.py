@@ -4,6 +4,7 @@ is not."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -52,3 +53,31 @@ def test_every_hint_works_pasted_where_it_was_printed(tmp_path: Path, on_path: b
             continue  # the dashboard itself needs a terminal (tested on its own)
         pasted = run(hint, tmp_path, path)
         assert pasted.returncode == 0, (hint, pasted.stderr)
+
+
+def test_the_as_of_examples_of_the_facts_page_work_on_the_demo(tmp_path: Path) -> None:
+    """docs/facts.md's examples, run as written (the shell works out the moments) on a demo
+    made now: its history starts a day back, so each answers, and 12 hours ago the memory
+    held fewer entries than now."""
+    executable = oryxtui_executable()
+    page = (Path(__file__).parents[2] / "docs" / "facts.md").read_text()
+    section = page.split("## What the agent knew at any moment", 1)[1].split("```sh\n", 1)[1]
+    commands = section.split("```", 1)[0].strip().splitlines()
+    assert any("--as-of" in command for command in commands)
+    made = run([executable, "demo", "demo", "--no-open"], tmp_path, os.environ["PATH"])
+    assert made.returncode == 0, made.stderr
+    root = " --root demo"
+    for command in commands:
+        done = run(command.replace("oryxtui", executable, 1) + root, tmp_path, os.environ["PATH"])
+        assert done.returncode == 0, (command, done.stderr)
+    now = run([executable, "memory", "show", "--agent", "ops-bot", "--json", "--root", "demo"],
+              tmp_path, os.environ["PATH"])  # fmt: skip
+    then = run(
+        f"{executable} memory show --agent ops-bot --json --root demo "
+        "--as-of \"$(date -d '12 hours ago' '+%F %T')\"",
+        tmp_path,
+        os.environ["PATH"],
+    )
+    assert then.returncode == 0, then.stderr
+    count = len(json.loads(now.stdout)["archival"])
+    assert len(json.loads(then.stdout)["archival"]) < count

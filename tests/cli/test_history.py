@@ -287,13 +287,15 @@ def test_memory_log_from_the_cli(tmp_path: Path) -> None:
     assert rest[1].startswith("  + core: - [")
     lines = run_oryxtui("memory", "log", "--root", root, "--all", "--json").stdout.splitlines()
     records = [json.loads(line) for line in lines]
-    # The demo's MCP client proposed two changes to ops-bot (held); scribe's are the two made.
+    # Newest first: scribe's two made here, the demo's MCP client's two proposals to ops-bot
+    # (held), then the demo's own day of saves.
     made = [(r["agent"], r["op"]) for r in records if r["agent"] == "scribe"]
-    assert made == [("scribe", "move"), ("scribe", "save")]
-    assert [(r["agent"], r["op"]) for r in records if r["agent"] != "scribe"] == [
+    assert made[:2] == [("scribe", "move"), ("scribe", "save")]
+    assert [(r["agent"], r["op"]) for r in records[2:4]] == [
         ("ops-bot", "hold"),
         ("ops-bot", "hold"),
     ]
+    assert {r["op"] for r in records[4:]} == {"save"}
     assert next(r for r in records if r["agent"] == "scribe")["before"][0]["id"] == entry["id"]
     later = run_oryxtui(
         "memory", "log", "--root", root, "--agent", "scribe", "--since", "2999-01-01"

@@ -84,12 +84,19 @@ class Chronicle(ServiceBase):
         store = self._recorded()
         name = self.resolve_agent(agent)
         when = moment.isoformat(timespec="seconds")
-        n = last_change_by(store.changes(name).records, when)
+        records = store.changes(name).records
+        n = last_change_by(records, when)
         then = None if n is None else self.as_of(name, n)
         if then is None or n is None:
+            first = next((r.time for r in records if r.time is not None), None)
+            if first is None:
+                raise UsageError(
+                    f"The memory of {agent_label(name)} has no history yet (nothing was "
+                    "recorded changing it): there is only the memory now, `oryxtui memory show`."
+                )
             raise UsageError(
-                f"The history of {agent_label(name)} starts after {when.replace('T', ' ')}; "
-                "`oryxtui memory log` shows when it starts."
+                f"The history of {agent_label(name)} starts at {first.replace('T', ' ')}, after "
+                f"{when.replace('T', ' ')}; ask for a moment from then on."
             )
         return *then, n
 
