@@ -46,7 +46,7 @@ from oryxtui.cli.common import (
     Arg,
     Command,
     Group,
-    given_root,
+    given_place,
     say,
 )
 from oryxtui.errors import OryxError
@@ -181,14 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --root and --debug are accepted before or after the command; absent means not given.
     args.root = getattr(args, "root", None)
     args.debug = getattr(args, "debug", False)
-    rooted = given_root.set(args.root)  # the hints it prints carry it
+    remote = getattr(args, "remote", None)
+    place = ("--remote", remote) if remote else ("--root", args.root) if args.root else None
+    rooted = given_place.set(place)  # the commands its hints suggest work there too
     with collecting() as notices:
         try:
             return _run(args)
         finally:
             for note in notices:
                 say(f"oryxtui: warning: {note}")
-            given_root.reset(rooted)
+            given_place.reset(rooted)
 
 
 def _run(args: argparse.Namespace) -> int:

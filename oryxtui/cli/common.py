@@ -146,8 +146,9 @@ def hint(line: str) -> None:
     sys.stdout.write(runnable(line) + "\n")
 
 
-# The --root a command was given, for the commands its hints suggest.
-given_root: ContextVar[str | None] = ContextVar("oryxtui_given_root", default=None)
+# Where a command was told to work (`--root PATH` or `--remote URL`), for the commands its
+# hints suggest.
+given_place: ContextVar[tuple[str, str] | None] = ContextVar("oryxtui_given_place", default=None)
 _SUGGESTED = re.compile(r"`oryxtui ([^`]*)`")
 _ELSEWHERE = re.compile(r"(^| )--(root|remote)( |=|$)")
 _NO_WORKSPACE = ("init", "demo", "--help", "--version")
@@ -156,14 +157,15 @@ _NO_WORKSPACE = ("init", "demo", "--help", "--version")
 def runnable(text: str) -> str:
     """`text` with each suggested command (`` `oryxtui …` ``) as it works pasted where it was
     printed: as this oryxtui is run (`.venv/bin/oryxtui …` when it was started by that path
-    and is not the `oryxtui` on PATH), and with the `--root` this command was given."""
-    command, root = this_oryxtui(), given_root.get()
+    and is not the `oryxtui` on PATH), and with the `--root` or `--remote` this command was
+    given."""
+    command, place = this_oryxtui(), given_place.get()
 
     def pasted(found: re.Match[str]) -> str:
         words = found.group(1)
         first = words.split(" ", 1)[0]
-        if root is not None and first not in _NO_WORKSPACE and not _ELSEWHERE.search(words):
-            words += f" --root {shlex.quote(root)}"
+        if place is not None and first not in _NO_WORKSPACE and not _ELSEWHERE.search(words):
+            words += f" {place[0]} {shlex.quote(place[1])}"
         return f"`{command} {words}`"
 
     return _SUGGESTED.sub(pasted, text)

@@ -114,10 +114,8 @@ def demo(args: argparse.Namespace) -> int:
     arg("--key-env", metavar="NAME", help="the environment variable holding the key"),
 )
 def attach(args: argparse.Namespace) -> int:
-    needs_terminal(
-        "read the servers with `oryxtui memory show --remote URL`, or open their web page"
-    )
     place = attach_servers(args.servers, args.key_env)
+    needs_terminal("read the servers with `oryxtui memory show --remote URL`")
     from oryxtui.tui.app import OryxApp  # Textual is imported only when the dashboard opens
 
     OryxApp(place=place).run()
@@ -126,7 +124,6 @@ def attach(args: argparse.Namespace) -> int:
 
 def dashboard(args: argparse.Namespace) -> int:
     """`oryxtui` without a command."""
-    needs_terminal()
     return run_dashboard(find_workspace(args.root), live=False)
 
 
@@ -152,6 +149,7 @@ def run_dashboard(workspace: Workspace, live: bool) -> int:
     from oryxtui.tui.keymap import check_keymap
 
     check_keymap(settings.tui.keymap, workspace.config_path)
+    needs_terminal()  # what is wrong with the workspace is said first
 
     simulator = None
     if live:

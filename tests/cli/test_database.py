@@ -67,7 +67,7 @@ def test_a_missing_schema_names_the_command_and_upgrade_is_idempotent(
     url = postgres_server.database()  # empty: no schema yet
     root = ("--root", str(workspace.root))
     refused = run_oryxtui("memory", "show", *root, env=on_database(url))
-    assert refused.returncode == 1 and "run `oryxtui db upgrade` once" in refused.stderr
+    assert refused.returncode == 1 and "run `oryxtui db upgrade --root " in refused.stderr
     before = run_oryxtui("db", "status", *root, env=on_database(url))
     assert "pgvector available, not enabled (db upgrade enables it)" in before.stdout
     assert "memory block: as from MEMORY.md files" in before.stdout

@@ -91,8 +91,10 @@ def test_as_root_no_folder_above_the_data_is_opened_to_every_user(open_folder: P
     assert stat.S_IMODE(private.stat().st_mode) == 0o700 and not (private / "pg").exists()
 
 
-def test_roots_default_folder_needs_no_folder_opened() -> None:
+def test_roots_default_folder_needs_no_folder_opened(monkeypatch: pytest.MonkeyPatch) -> None:
     from oryxtui import embedded
+
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)  # the default: none set
 
     if os.geteuid() == 0:
         assert embedded.default_folder() == embedded.ROOT_FOLDER

@@ -85,7 +85,9 @@ def test_a_read_prints_the_same_on_a_server(demo: tuple[Workspace, str], args: l
     here, there = both(demo, *args)
     assert there.code == here.code, (here, there)
     assert normalised(there.stdout, demo) == normalised(here.stdout, demo)
-    assert normalised(there.stderr, demo).replace("<place>: ", "") == normalised(here.stderr, demo)
+    # A hint names where it was printed: `--remote <place>` there, `--root <place>` here.
+    told_there = normalised(there.stderr, demo).replace("--remote <place>", "--root <place>")
+    assert told_there.replace("<place>: ", "") == normalised(here.stderr, demo)
 
 
 def test_changes_print_the_same_on_a_server(demo: tuple[Workspace, str]) -> None:
