@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from oryxtui.conninfo import SECRET_KEYS, ConnInfo, ConnInfoError
+from oryxtui.errors import AddressError
 
 MAX_SHOWN = 120  # the longest an unreadable address is shown
 # Query keys whose values are secrets in the wild (`?api_key=…`, `?token=…`, `?password=…`).
@@ -19,10 +20,6 @@ _KEYWORD_SECRET = re.compile(
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 DATABASE_EXAMPLE = "'postgresql://oryx@db.example:5432/oryx' (or libpq's key=value form)"
-
-
-class AddressError(ValueError):
-    """An address that cannot be read; the message shows it masked, never as typed."""
 
 
 def masked_text(text: str) -> str:

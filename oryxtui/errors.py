@@ -18,6 +18,11 @@ class UsageError(OryxError):
     http_status = 400
 
 
+class AddressError(UsageError, ValueError):
+    """An address (a database url, a web address) that cannot be read; the message shows it
+    masked, never as typed. A ValueError too, so a settings validator may raise it."""
+
+
 class Unprocessable(UsageError):
     """Input of the right shape that cannot be used (a search holding a NUL character)."""
 

@@ -138,3 +138,15 @@ def toml_string(text: str) -> str:
     """`text` as a TOML basic string (control characters escaped)."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+
+
+def test_an_address_error_is_one_of_the_hierarchy() -> None:
+    """Issue 58: the one error class that stood outside the hierarchy every other shares —
+    still a ValueError, so a settings validator may raise it."""
+    from oryxtui.errors import OryxError, UsageError
+
+    with pytest.raises(AddressError) as refused:
+        web_address("ftp://host/v1")
+    assert isinstance(refused.value, UsageError) and isinstance(refused.value, OryxError)
+    assert isinstance(refused.value, ValueError)
+    assert (refused.value.exit_code, refused.value.http_status) == (2, 400)
