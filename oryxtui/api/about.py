@@ -7,14 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from oryxtui.api.answers import FAILURES, answer
 from oryxtui.api.keys import Caller
 from oryxtui.api.models import Envelope, ServerInfo
-from oryxtui.api.routes import _FAILURES, answer
 from oryxtui.api.state import caller_of, state_of
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 
-router = APIRouter(prefix="/api/v1", responses=_FAILURES)
+router = APIRouter(prefix="/api/v1", responses=FAILURES)
 
 
 @router.get("/info", response_model=Envelope[ServerInfo])

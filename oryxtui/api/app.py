@@ -20,9 +20,8 @@ from oryxtui.api.health import Health
 from oryxtui.api.health import router as health_router
 from oryxtui.api.instrumented import Instrumented
 from oryxtui.api.keys import KeyStore
-from oryxtui.api.limits import RateLimit
+from oryxtui.api.limits import RateLimit, StreamSlots
 from oryxtui.api.metrics import ServerMetrics
-from oryxtui.api.metrics import router as metrics_router
 from oryxtui.api.middleware import (
     Answers,
     Authentication,
@@ -31,8 +30,8 @@ from oryxtui.api.middleware import (
     install_error_handlers,
 )
 from oryxtui.api.routes import router
+from oryxtui.api.scrape import router as metrics_router
 from oryxtui.api.state import ApiState
-from oryxtui.api.streams import StreamSlots
 from oryxtui.api.streams import router as streams_router
 from oryxtui.api.waiting import AgentQueue
 from oryxtui.config import Settings

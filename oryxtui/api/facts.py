@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from oryxtui.api.answers import answer
 from oryxtui.api.models import (
     Envelope,
     MemoryAt,
@@ -19,7 +20,7 @@ from oryxtui.api.models import (
     saved_entry,
 )
 from oryxtui.api.operations import done, operation
-from oryxtui.api.routes import AgentName, Memory, Queue, Writes, answer, json_body
+from oryxtui.api.routes import AgentName, Memory, Queue, Writes, json_body
 from oryxtui.api.routes import router as memory_router
 from oryxtui.moments import moment_of
 

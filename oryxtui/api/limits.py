@@ -1,10 +1,12 @@
-"""A request rate per caller: a token bucket each (the whole minute's allowance may come at
-once, then it refills evenly). Kept in this process: each `serve` counts its own requests."""
+"""What a caller may have at once: a request rate (a token bucket each: the whole minute's
+allowance may come at once, then it refills evenly), and event streams open. Kept in this
+process: each `serve` counts its own."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from oryxtui.errors import TooManyRequests
@@ -60,3 +62,48 @@ class RateLimit:
         for caller, (tokens, then) in list(self._buckets.items()):
             if tokens + (now - then) * rate >= full:
                 del self._buckets[caller]
+
+
+class StreamSlots:
+    """How many event streams are open, per caller and in all."""
+
+    def __init__(self, total: int, per_caller: int) -> None:
+        self.total = total
+        self.per_caller = per_caller
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, who: str) -> Slot:
+        with self._lock:
+            if self._open[who] >= self.per_caller:
+                raise TooManyRequests(
+                    f"{who} has {self.per_caller} event streams open already, the most a key "
+                    "may; close one (each dashboard or client needs one)."
+                )
+            if sum(self._open.values()) >= self.total:
+                raise TooManyRequests(
+                    f"The server has {self.total} event streams open, its limit; try again "
+                    "in a minute."
+                )
+            self._open[who] += 1
+        return Slot(self, who)
+
+    def give_back(self, who: str) -> None:
+        with self._lock:
+            self._open[who] -= 1
+            if self._open[who] <= 0:
+                del self._open[who]
+
+    def open(self, who: str | None = None) -> int:
+        with self._lock:
+            return sum(self._open.values()) if who is None else self._open[who]
+
+
+class Slot:
+    def __init__(self, slots: StreamSlots, who: str) -> None:
+        self._slots, self._who, self._held = slots, who, True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.give_back(self._who)

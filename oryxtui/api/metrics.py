@@ -1,4 +1,4 @@
-"""`GET /metrics`: how the server is doing, in Prometheus' text format (its official client).
+"""The server's metrics in Prometheus' text format (its official client), served by `scrape`.
 
 Every label comes from a bounded set — a route's template (never its path), a method, a
 status, a recall mode or route, a change's op, the kind of actor and the outcome — and the
@@ -16,9 +16,6 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
-from fastapi import APIRouter, Request
-from fastapi.responses import Response
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -33,7 +30,7 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from oryxtui import __version__, telemetry
-from oryxtui.errors import Forbidden, NotFound, OryxError
+from oryxtui.errors import OryxError
 from oryxtui.memory.events import AgentsChange, Event, IndexProgress, MemoryChange, Reset
 from oryxtui.workspace import GLOBAL_AGENT
 
@@ -311,29 +308,3 @@ class _Gauges(Collector):
 
 def _gauge(name: str, help_text: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, help_text, value=value)
-
-
-router = APIRouter(include_in_schema=False)
-
-
-@router.get("/metrics")
-async def metrics(request: Request) -> Response:
-    """The server's metrics, for a key that reaches every agent (the `metrics` scope is
-    enough), the server's token, or anyone on an open loopback server."""
-    from oryxtui.api.state import caller_of, state_of
-
-    caller = caller_of(request)
-    if caller.agents is not None:
-        raise Forbidden(
-            f"The key {caller.name!r} is limited to some agents, and the metrics name every "
-            "agent: scrape with a key that reaches all (`oryxtui keys create prometheus "
-            "--scope metrics`)."
-        )
-    served = state_of(request).metrics
-    if served is None:
-        raise NotFound(
-            "Metrics are off on this server ([telemetry.metrics] enabled = false in its "
-            "config.toml)."
-        )
-    body = await anyio.to_thread.run_sync(served.exposition)
-    return Response(body, media_type=CONTENT_TYPE)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from oryxtui import notices
 from oryxtui.agent.loop import AgentLoop
 from oryxtui.agent.sessions import os_user, session_id_for
+from oryxtui.api.answers import FAILURES, answer
 from oryxtui.api.keys import OPEN, Caller, Scope, reaches
 from oryxtui.api.models import (
     AgentInfo,
@@ -32,7 +33,6 @@ from oryxtui.api.models import (
     ReviewBody,
     SaveBody,
     SavedEntry,
-    envelope,
     saved_entry,
 )
 from oryxtui.api.operations import done, operation, reviewing, searching
@@ -96,20 +96,7 @@ Memory = Annotated[MemoryService, Depends(memory_of)]
 Queue = Annotated[AgentQueue, Depends(queue_of)]
 Scrub = Annotated[Callable[[str], str], Depends(scrubber_of)]
 
-# What goes wrong comes back in the envelope too, with `data` null and the status as `code`.
-_FAILURES: dict[int | str, dict[str, Any]] = {
-    status: {"model": Envelope[None], "description": description}
-    for status, description in (
-        (400, "a bad request: the message says what to send"),
-        (401, "a missing, wrong or revoked key or token"),
-        (403, "a key whose scope or agents do not cover the request"),
-        (404, "no such agent"),
-        (409, "refused given the file's state (a symbolic link, undecodable bytes, a lock)"),
-        (429, "a key over its rate: the message says when to try again"),
-        (503, "a service memory depends on is unavailable"),
-    )
-}
-router = APIRouter(prefix="/api/v1/agents", responses=_FAILURES)
+router = APIRouter(prefix="/api/v1/agents", responses=FAILURES)
 
 
 @router.get("", response_model=Envelope[list[AgentInfo]])
@@ -432,11 +419,3 @@ async def json_body(request: Request, model: type[Body], example: str) -> Body:
         return model.model_validate(json.loads(raw or b"null"))
     except (ValueError, ValidationError, RecursionError):
         raise UsageError(f"The body must be JSON like {example}.") from None
-
-
-def answer(data: Any) -> Response:
-    """`data` in the envelope, serialised by pydantic in one pass. (Returned as a model, FastAPI
-    would validate it again first: a 100,000-entry answer three times slower. The route's
-    `response_model` documents it.)"""
-    body = envelope(data, warnings=notices.collected()).model_dump_json(exclude_unset=True)
-    return Response(body, media_type="application/json")

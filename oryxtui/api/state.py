@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from oryxtui.api.auth import Authenticator
     from oryxtui.api.events import EventLog
     from oryxtui.api.keys import KeyStore
+    from oryxtui.api.limits import StreamSlots
     from oryxtui.api.metrics import ServerMetrics
-    from oryxtui.api.streams import StreamSlots
     from oryxtui.api.waiting import AgentQueue
     from oryxtui.config import Settings
     from oryxtui.memory.service import MemoryService

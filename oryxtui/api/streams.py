@@ -6,8 +6,6 @@ of a shared database (the feed tells the streams, which check their key again)."
 from __future__ import annotations
 
 import json
-import threading
-from collections import Counter
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,63 +14,18 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from oryxtui.api.answers import FAILURES
 from oryxtui.api.events import EVERYONE, INTERNAL, EventLog, Logged
 from oryxtui.api.keys import Caller, reaches
 from oryxtui.api.keys import Scope as KeyScope
-from oryxtui.api.routes import _FAILURES, caller_of
-from oryxtui.api.state import state_of
-from oryxtui.errors import TooManyRequests
+from oryxtui.api.limits import Slot
+from oryxtui.api.state import caller_of, state_of
 from oryxtui.memory.events import Hello, Reset, to_json
 
 if TYPE_CHECKING:
     from oryxtui.workspace import Workspace
 
-router = APIRouter(prefix="/api/v1", responses=_FAILURES)
-
-
-class StreamSlots:
-    """How many event streams are open, per caller and in all."""
-
-    def __init__(self, total: int, per_caller: int) -> None:
-        self.total = total
-        self.per_caller = per_caller
-        self._open: Counter[str] = Counter()
-        self._lock = threading.Lock()
-
-    def take(self, who: str) -> Slot:
-        with self._lock:
-            if self._open[who] >= self.per_caller:
-                raise TooManyRequests(
-                    f"{who} has {self.per_caller} event streams open already, the most a key "
-                    "may; close one (each dashboard or client needs one)."
-                )
-            if sum(self._open.values()) >= self.total:
-                raise TooManyRequests(
-                    f"The server has {self.total} event streams open, its limit; try again "
-                    "in a minute."
-                )
-            self._open[who] += 1
-        return Slot(self, who)
-
-    def give_back(self, who: str) -> None:
-        with self._lock:
-            self._open[who] -= 1
-            if self._open[who] <= 0:
-                del self._open[who]
-
-    def open(self, who: str | None = None) -> int:
-        with self._lock:
-            return sum(self._open.values()) if who is None else self._open[who]
-
-
-class Slot:
-    def __init__(self, slots: StreamSlots, who: str) -> None:
-        self._slots, self._who, self._held = slots, who, True
-
-    def release(self) -> None:
-        if self._held:
-            self._held = False
-            self._slots.give_back(self._who)
+router = APIRouter(prefix="/api/v1", responses=FAILURES)
 
 
 class CountedStream(StreamingResponse):

@@ -14,23 +14,15 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from oryxtui.agent.loop import AgentLoop, LoopEvent
+from oryxtui.api.answers import FAILURES, answer
 from oryxtui.api.keys import Caller, Scope, reaches
 from oryxtui.api.models import Envelope
-from oryxtui.api.routes import (
-    _FAILURES,
-    AgentName,
-    Queue,
-    answer,
-    caller_of,
-    json_body,
-    needs,
-    runner_of,
-    workspace_of,
-)
+from oryxtui.api.routes import AgentName, Queue, json_body, needs
+from oryxtui.api.state import caller_of, runner_of, workspace_of
 from oryxtui.errors import Forbidden, NotFound, OryxError, UsageError
 from oryxtui.workspace import Workspace
 
-router = APIRouter(prefix="/api/v1", responses=_FAILURES)
+router = APIRouter(prefix="/api/v1", responses=FAILURES)
 Runner = Annotated[AgentLoop, Depends(runner_of)]
 Place = Annotated[Workspace, Depends(workspace_of)]
 CHANNEL = r"^[a-z]{1,16}$"
