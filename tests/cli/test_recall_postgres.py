@@ -72,7 +72,7 @@ def test_ranking_is_the_same_as_on_one_machine(
         there = [(h.entry.content, sorted(h.routes)) for h in shared.recall("ops", query).hits]
         assert there == here, query
     # The process holds which entries have vectors, never the vectors.
-    matrix = shared.engine._matrices["ops"]  # type: ignore[union-attr]
+    matrix = shared.engine.index.matrices["ops"]  # type: ignore[union-attr]
     assert matrix.matrix.size == 0 and len(matrix.row_of) == 60
 
 
@@ -164,5 +164,5 @@ def test_the_database_s_nearest_candidates_are_not_held_to_a_spread(
     shared = MemoryService.open(workspace, shared_settings(database_url), Clock()).engine
     local = MemoryService.open(workspace, settings_for("sqlite"), Clock()).engine
     assert shared is not None and local is not None
-    assert shared._relevant(nearest).tolist() == list(range(10))  # all over min_similarity
-    assert local._relevant(nearest).tolist() == [0]  # only the 0.95 stands out of the rest
+    assert shared.relevant(nearest).tolist() == list(range(10))  # all over min_similarity
+    assert local.relevant(nearest).tolist() == [0]  # only the 0.95 stands out of the rest

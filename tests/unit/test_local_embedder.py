@@ -102,6 +102,6 @@ def test_a_handful_of_entries_is_held_to_the_floor_alone(workspace: Workspace) -
     ).engine
     assert engine is not None
     few = Route("semantic", 1.0, np.arange(3), np.array([0.6, 0.55, 0.1]))
-    assert engine._relevant(few).tolist() == [0, 1]  # both over 0.35
+    assert engine.relevant(few).tolist() == [0, 1]  # both over 0.35
     many = Route("semantic", 1.0, np.arange(10), np.array([0.9, 0.55, *[0.4] * 8]))
-    assert engine._relevant(many).tolist() == [0]  # over the floor, and standing out
+    assert engine.relevant(many).tolist() == [0]  # over the floor, and standing out
