@@ -33,7 +33,7 @@ def test_no_module_of_the_api_imports_in_a_circle() -> None:
     def visit(module: str, path: list[str]) -> None:
         for target in sorted(graph.get(module, ())):
             if target in path:
-                circles.append(path[path.index(target) :] + [target])
+                circles.append([*path[path.index(target) :], target])
             elif target in graph:
                 visit(target, [*path, target])
 
