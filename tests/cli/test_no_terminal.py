@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oryxtui.workspace import Workspace
+from oryxtui.workspace import Workspace, init_workspace
 from tests.serve_process import ServeProcess
 from tests.support import agents_with_notes, oryxtui_executable
 
@@ -45,8 +45,10 @@ def without_terminal(*args: str, cwd: Path) -> tuple[int, str, float]:
     return process.returncode, stderr.decode(), used.ru_utime + used.ru_stime
 
 
-@pytest.fixture
-def served(workspace: Workspace) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server to attach to (only the attach case asks for it)."""
+    workspace = init_workspace(tmp_path_factory.mktemp("served") / "project")
     agents_with_notes(workspace, "ops")
     with ServeProcess(workspace.root) as server:
         yield server.url
@@ -64,10 +66,11 @@ def served(workspace: Workspace) -> Iterator[str]:
     ids=["demo", "demo-live", "bare", "root", "attach"],
 )
 def test_the_dashboard_without_a_terminal_is_one_sentence(
-    workspace: Workspace, served: str, tmp_path: Path, args: tuple[str, ...]
+    workspace: Workspace, request: pytest.FixtureRequest, args: tuple[str, ...]
 ) -> None:
     agents_with_notes(workspace, "ops")
-    filled = [a.format(root=workspace.root, url=served) for a in args]
+    url = request.getfixturevalue("served") if "attach" in args else ""
+    filled = [a.format(root=workspace.root, url=url) for a in args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     code, stderr, cpu = without_terminal(*filled, cwd=workspace.root.parent)
     spent = cpu - (before.ru_utime + before.ru_stime)
