@@ -103,8 +103,14 @@ def turns_of(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
     return found
 
 
-def questions_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
-    return [q for q in sample.get("qa", []) if q.get("evidence") and q.get("question")]
+def questions_of(sample: dict[str, Any], answerable: bool = False) -> list[dict[str, Any]]:
+    """The questions with evidence; `answerable`: not LoCoMo's adversarial ones (category 5,
+    asked about what the conversation does not say), as the issue's protocol counts them."""
+    return [
+        q
+        for q in sample.get("qa", [])
+        if q.get("evidence") and q.get("question") and not (answerable and q.get("category") == 5)
+    ]
 
 
 class FalseHits:
@@ -327,7 +333,7 @@ def main() -> None:
                 false_hits["plain BM25"].add(kind, int((scores > 0).sum()), False)
                 if vectors is not None:
                     false_hits["plain dense cosine"].add(kind, len(texts), True)
-            for qa in questions_of(sample):
+            for qa in questions_of(sample, answerable=options.split == "locomo-tune"):
                 total_questions += 1
                 question, evidence = str(qa["question"]), {str(e) for e in qa["evidence"]}
                 evidence_words = set(terms(" ".join(t for d, _, t in turns if d in evidence)))

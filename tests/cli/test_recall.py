@@ -517,7 +517,7 @@ def test_cli_explain_and_index(workspace: Workspace) -> None:
     lines = explained.stdout.splitlines()
     assert len(lines) == 4  # two hits, each with its explanation
     assert {lines[0][24:], lines[2][24:]} == {"deploy window is friday", "friday deploy retro"}
-    assert lines[1].startswith("    score 0.") and "lexical #" in lines[1]
+    assert re.match(r"    score \d+\.\d+ · ", lines[1]) and "lexical #" in lines[1]
     assert "semantic #" in lines[3]
     data = json.loads(
         run_oryxtui(

@@ -124,14 +124,13 @@ class RecallEngine:
             recency_route(settings, prepared, query),
         ]
         chosen = [route for route in routes if route is not None]
-        fused, eligible = chosen, None  # upstream: every entry may rank
+        eligible = None  # every entry a route named may rank (upstream; no floor)
         if not upstream and meaning_floor(settings, self.embedder, query) > -1:
+            # The floors decide which entries may be hits at all; among those, meaning's
+            # whole view (not only what it finds relevant) has its say in the order.
             words = strong_words(lexical_ids, lexical_scores, settings.word_floor)
             eligible = admitted(prepared.size, keyword_ids, words, similar)
-            # Meaning has a say only about what it finds relevant (the nearest of the rest
-            # would lift a words match it knows nothing of); the hits still show its rank.
-            fused = [r.only(similar) if r.name == "semantic" else r for r in chosen]
-        ids, scores = ordered(settings, prepared, fused, eligible)
+        ids, scores = ordered(settings, prepared, chosen, eligible)
         hits = explained(prepared, chosen, ids, scores)
         # The index is read even when the query could not be embedded: what it holds does not
         # depend on the embedder answering now.

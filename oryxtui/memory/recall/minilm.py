@@ -49,12 +49,15 @@ class MiniLmEmbedder:
     recall_index_limit = 500  # about 1.5 s: a recall need not wait longer
     # Calibrated on the tune splits of both self-made sets (bench_quality --provider onnx
     # --split tune, chats and notes, 2026-12-05): of questions no memory answers, at most 1 %
-    # get a hit by meaning alone (17 % at 0.20); 0.33 counts for an entry 2.5 deviations
-    # above the agent's mean (a terse note that answers). The model knows English only: any
+    # get a hit by meaning alone (17 % at 0.20); 0.33 counts for an entry 2.8 deviations
+    # above the agent's mean (a terse note that answers; 2.5 until LoCoMo's tuning five showed
+    # made-up words found by meaning alone for 1.0 % of questions, 0.5 % at 2.8 — and 0.36
+    # would take off-topic ones from 2.5 % to 0.5 % but lose an agent's terse notes: R@1
+    # 59.7 → 52.8 on the notes set, so not taken). The model knows English only: any
     # two Chinese sentences sit 0.5-0.66 apart, so a mostly-CJK question needs 0.70 (Chinese
     # is found by its words: the lexical route's bigrams).
     similarity_floor = 0.46
-    standout_floor = (0.33, 2.5)
+    standout_floor = (0.33, 2.8)
     cjk_similarity_floor = 0.70
 
     def __init__(self) -> None:
