@@ -20,7 +20,7 @@ from oryxtui.memory import MemoryService, current_agent
 from oryxtui.memory.format import parse_scope
 from oryxtui.memory.history import Actor, acting_agent, current_actor
 from oryxtui.memory.recall.results import NOTHING_FOUND
-from oryxtui.memory.service import REPLACE_HINT
+from oryxtui.memory.service import replace_hint
 from oryxtui.notices import collecting
 
 
@@ -73,6 +73,7 @@ class SaveMemory(Tool):
     name = "save_memory"
     description = "Save something worth remembering to long-term memory."
     Input = SaveMemoryInput
+    replaces_with = "update_memory"  # the tool its caller replaces an entry with
 
     def __init__(self, memory: MemoryService) -> None:
         self.memory = memory
@@ -82,9 +83,10 @@ class SaveMemory(Tool):
         agent = current_agent.get()
         saved = self.memory.save_checked(agent, arguments.content, arguments.scope)
         entry = saved.entry
-        told: dict[str, Any] = {"id": entry.id}
+        # may_update is always there (empty: nothing), so a client never has to guess.
+        told: dict[str, Any] = {"id": entry.id, "may_update": saved.may_update_json()}
         if saved.may_update:
-            told |= {"may_update": saved.may_update_json(), "hint": REPLACE_HINT}
+            told["hint"] = replace_hint(self.replaces_with)
         if self.memory.holds_change(self.memory.by, agent):
             return {
                 "saved": False,

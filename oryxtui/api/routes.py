@@ -180,8 +180,7 @@ async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Req
     with operation("create_memory", name, scope=body.scope):
         saved = await queue.run(name, memory.save_checked, name, body.content, body.scope)
         told: dict[str, Any] = dict(saved_entry(saved.entry))
-        if saved.may_update:
-            told["may_update"] = saved.may_update_json()
+        told["may_update"] = saved.may_update_json()  # always: empty, nothing
         if memory.holds_change(memory.by, name):
             told["held"] = True
         done(saved.entry.id, bool(told.get("held")), saved.entry.line)

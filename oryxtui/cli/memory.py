@@ -95,7 +95,7 @@ def save(args: argparse.Namespace) -> int:
     scope = entry.scope.value
     if args.json:
         told = {"agent": agent, "scope": scope, "entry": entry.to_json()}
-        print_json(told | ({"may_update": saved.may_update_json()} if saved.may_update else {}))
+        print_json(told | {"may_update": saved.may_update_json()})  # always: empty, nothing
     else:
         show(f"Saved to {agent_label(agent)} ({scope}): {entry.line}\n")
         tell_may_update(agent, saved)
@@ -186,7 +186,7 @@ def tell_may_update(agent: str | None, saved: Saved) -> None:
         old = update.entry
         say(
             f"oryxtui: this may replace {old.id} ({old.time or 'no time'}: {old.content!r}); "
-            f"if it is no longer true: {replace_command(agent, old.id, saved.entry.id)}"
+            f"if it is no longer true: `{replace_command(agent, old.id, saved.entry.id)}`"
         )
 
 

@@ -43,6 +43,7 @@ class Needs:
 class McpSave(Needs, SaveMemory):
     needs = Scope.WRITE
     doing = "saving to memory"
+    replaces_with = "replace_memory"
     description = (
         "Save one durable fact to this agent's long-term memory: a decision, a preference, a "
         "name, a fix that worked — something a later session should know. Write it as one "

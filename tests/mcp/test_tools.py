@@ -128,6 +128,10 @@ async def test_a_replacement_is_held_then_made_and_a_save_names_what_it_may_repl
     assert not failed and answer["saved"] is True
     assert [item["id"] for item in answer["may_update"]] == [base.id]
     assert "replace_memory" in answer["hint"]
+    assert "update_memory" not in answer["hint"]  # a tool this server does not list
+    async with connected(trusted) as client:  # nothing it may replace: said, never guessed
+        failed, answer = await call(client, "save_memory", {"content": "A wholly new note."})
+    assert not failed and answer["may_update"] == [] and "hint" not in answer
 
 
 async def test_a_save_waits_for_a_person_and_is_recorded_as_the_client(ops: Workspace) -> None:

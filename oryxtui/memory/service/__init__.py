@@ -12,7 +12,7 @@ from oryxtui.memory.service.base import (
     current_agent,
 )
 from oryxtui.memory.service.chronicle import Chronicle
-from oryxtui.memory.service.currency import REPLACE_HINT, Currency, Saved, Version
+from oryxtui.memory.service.currency import Currency, Saved, Version, replace_hint
 from oryxtui.memory.service.recalling import Recalling
 from oryxtui.memory.service.reviewing import Reviewing
 
@@ -24,11 +24,11 @@ class MemoryService(Currency, Recalling, Chronicle, Reviewing):
 
 __all__ = [
     "FROM_CONTEXT",
-    "REPLACE_HINT",
     "AgentArg",
     "MemoryService",
     "RecallSetup",
     "Saved",
     "Version",
     "current_agent",
+    "replace_hint",
 ]

@@ -44,12 +44,13 @@ class Saved:
         return [update.to_json() for update in self.may_update]
 
 
-# What a writer is told beside a suggestion (the agent's tool, MCP, the CLI's --json).
-REPLACE_HINT = (
-    "This entry may replace an older one (may_update): if the older is no longer true, "
-    "replace it (update_memory / replace_memory with its id and the current text) rather "
-    "than keeping both."
-)
+def replace_hint(tool: str) -> str:
+    """What a writer is told beside a suggestion: the tool it replaces with (`update_memory`
+    in oryxtui's loop, `replace_memory` over MCP — only a tool its caller has)."""
+    return (
+        "This entry may replace an older one (may_update): if the older is no longer true, "
+        f"replace it ({tool} with its id and the current text) rather than keeping both."
+    )
 
 
 @dataclass(frozen=True)
@@ -304,4 +305,6 @@ class Currency(Steering, Chronicle):
             later = item is not None and (moment is None or (item.until or "") > moment)
             version = self._version(gone, item) if later and item is not None else None
             hits.append(replace(hit, replaced=None if version is None else version.to_json()))
+        if include_replaced:  # what is true now before the versions it replaced
+            hits = [h for h in hits if h.replaced is None] + [h for h in hits if h.replaced]
         return replace(found, hits=hits, semantic="off")
