@@ -224,6 +224,7 @@ def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> 
         "id": entry_id(Scope.ARCHIVAL, f"- [{stamp}] pinned"),
         "time": stamp,
         "content": "pinned",
+        "may_update": [],  # always said (issue 56): nothing it may replace here
     }
 
 

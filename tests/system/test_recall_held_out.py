@@ -19,9 +19,11 @@ BENCH = Path(__file__).parents[1] / "benchmarks" / "bench_quality.py"
 pytestmark = pytest.mark.system  # a benchmark process each, about 30 s
 
 # Where the default is measured below a route on a held-out split, by how much (points): the
-# local model on the notes, at R@1 (1 of 36 questions, where its weak similarities outrank a
-# words match); the recall page says so. Anything else below is a regression.
-KNOWN_SHORT = {("local", "notes", "R@1"): 2.8}
+# local model on the notes, below the default without an embedder (which the benchmark counts
+# as a route since issue 55) at R@1 and R@5 (1 and 2 of 36 questions, where its weak
+# similarities outrank a words match); the recall page says so. Anything else below is a
+# regression.
+KNOWN_SHORT = {("local", "notes", "R@1"): 2.8, ("local", "notes", "R@5"): 5.6}
 
 
 @pytest.mark.parametrize("provider", ["onnx", "local"])

@@ -25,7 +25,7 @@ from oryxtui.memory.recall.explain import explained
 from oryxtui.memory.recall.fusion import Route
 from oryxtui.memory.recall.gather import by_keyword, by_meaning, by_words
 from oryxtui.memory.recall.index import MeaningIndex
-from oryxtui.memory.recall.order import ordered, recency_route, words_weight
+from oryxtui.memory.recall.order import MEANING_SCALE, ordered, recency_route, words_weight
 from oryxtui.memory.recall.pgvector import PgVectorTable
 from oryxtui.memory.recall.prepared import Prepared
 from oryxtui.memory.recall.results import DEGRADE_NOTICE, IndexStatus, Recall, Stopwatch
@@ -130,7 +130,8 @@ class RecallEngine:
             # whole view (not only what it finds relevant) has its say in the order.
             words = strong_words(lexical_ids, lexical_scores, settings.word_floor)
             eligible = admitted(prepared.size, keyword_ids, words, similar)
-        ids, scores = ordered(settings, prepared, chosen, eligible)
+        scale = float(getattr(self.embedder, "meaning_scale", MEANING_SCALE))
+        ids, scores = ordered(settings, prepared, chosen, eligible, scale)
         hits = explained(prepared, chosen, ids, scores)
         # The index is read even when the query could not be embedded: what it holds does not
         # depend on the embedder answering now.

@@ -21,6 +21,7 @@ DEFAULT_RECENCY = 0.5
 # What a deviation of similarity is worth against the words' share of the best BM25 score: 0.2
 # on the tuning five (0.1: R@10 -1.3; 0.3: R@1 -0.2; rank fusion: R@1 -4.9 below it).
 MEANING_SCALE = 0.2
+STANDING = 3.0  # the most deviations meaning may count, either way
 KEYWORD_BONUS = 0.25  # a substring match of the whole question (upstream's keyword route)
 RECENCY_SCALE = 0.2  # the newest entry's nudge, for a question asking for the newest
 
@@ -51,12 +52,13 @@ def ordered(
     prepared: Prepared,
     routes: list[Route],
     eligible: np.ndarray | None,
+    meaning_scale: float = MEANING_SCALE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ids, scores) of the best `top_k` admitted entries (`eligible`; None: any), one fused
     score each; equal: the newer first (upstream: by rank, the order the routes named them)."""
     if settings.profile == "upstream":
         return fuse(prepared.size, routes, settings.top_k, eligible)
-    scores = combined(settings, prepared.size, routes)
+    scores = combined(prepared.size, routes, meaning_scale)
     if eligible is None:  # no floor: whatever a route named
         eligible = np.zeros(prepared.size, dtype=bool)
         for route in routes:
@@ -67,8 +69,9 @@ def ordered(
     return chosen, scores[chosen]
 
 
-def combined(settings: RecallSettings, size: int, routes: list[Route]) -> np.ndarray:
-    """Each entry's fused score: every route's own evidence for it, weighed (see above)."""
+def combined(size: int, routes: list[Route], meaning_scale: float = MEANING_SCALE) -> np.ndarray:
+    """Each entry's fused score: every route's own evidence for it, weighed (see above;
+    `meaning_scale`: what a deviation of similarity is worth, the embedder's own if it says)."""
     total = np.zeros(size)
     for route in routes:
         if not len(route.ids) or route.weight <= 0:
@@ -78,8 +81,10 @@ def combined(settings: RecallSettings, size: int, routes: list[Route]) -> np.nda
             total[route.ids] += route.weight * route.scores / best
         elif route.name == "semantic" and route.scores is not None and len(route.scores):
             mean, deviation = float(route.scores.mean()), float(route.scores.std()) or 1.0
-            standing = (route.scores - mean) / deviation
-            total[route.ids] += route.weight * MEANING_SCALE * standing
+            # Bounded: a model whose similarities barely differ (a tiny deviation) would
+            # otherwise make any entry ten deviations "above" and outweigh every word.
+            standing = np.clip((route.scores - mean) / deviation, -STANDING, STANDING)
+            total[route.ids] += route.weight * meaning_scale * standing
         elif route.name == "keyword":
             total[np.unique(route.ids)] += route.weight * KEYWORD_BONUS
         elif route.name == "recency":  # newest 1, oldest 0
