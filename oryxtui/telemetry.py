@@ -20,9 +20,10 @@ from typing import Any, Protocol
 
 log = logging.getLogger("oryxtui.telemetry")
 
+# What a client sent may stand in a span only in this shape (see `token`).
+_TOKEN = re.compile(r"[A-Za-z0-9_.:/-]{1,64}")
 # Who made a change, as metrics and spans name it: a bounded set (the actor's own name — a
 # key's, an MCP client's — never becomes a label).
-_TOKEN = re.compile(r"[A-Za-z0-9_.:/-]{1,64}")
 ACTOR_KINDS = ("person", "agent", "mcp", "api", "outside")
 # The GenAI conventions' memory operation of each memory tool (MCP's, the loop's), and the
 # change it makes as the metrics count it (a search makes none).

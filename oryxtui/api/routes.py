@@ -289,7 +289,7 @@ async def act_on_review(
             ids = None if body.approve == "all" else body.approve
             done = memory.approve(name, ids)
             decided["approved"] = [saved_entry(e) for e in done]
-            decided["not_approved"] = [{"id": i, "reason": why} for i, why in done.not_made]
+            decided["not_approved"] = done.not_made_json()
         return decided
 
     with reviewing(name, body.approve, body.reject):

@@ -128,7 +128,7 @@ def _decide(args: argparse.Namespace, place: Place) -> int:
     if args.json:
         told = {"agent": agent, args.action + "d": [entry_json(e) for e in done]}
         if args.action == "approve":
-            told["not_approved"] = [{"id": i, "reason": why} for i, why in done.not_made]
+            told["not_approved"] = done.not_made_json()
         print_json(told)
         return EXIT_OK
     verb = "Approved" if args.action == "approve" else "Rejected"

@@ -89,12 +89,10 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        refused = self._door(request)
+        agent, refused = self._door(request)
         if refused is not None:
             await refuse(scope, receive, send, *refused)
             return
-        found = _PATH.search(request.url.path)
-        agent = found.group("agent") if found is not None else None
         caller = caller_of(request)
         method = None
         if request.method == "POST":  # (the guard has read the body already: it is at hand)
@@ -137,27 +135,29 @@ class McpEndpoint:
             if seat is not None:
                 seat.taken(None)  # no answer opened a session: its seat is free again
 
-    def _door(self, request: Request) -> tuple[int, str] | None:
-        """Why a request is refused before MCP reads it (status, sentence), or None: the path
-        names no endpoint or agent here, or the key does not reach the agent."""
+    def _door(self, request: Request) -> tuple[str | None, tuple[int, str] | None]:
+        """The agent the path names (None: the global memory), and why the request is refused
+        before MCP reads it (status, sentence), if it is: the path names no endpoint or agent
+        here, or the key does not reach the agent."""
         found = _PATH.search(request.url.path)
         if request.scope["type"] != "http" or found is None or found.end() != len(request.url.path):
-            return 404, "No such MCP endpoint: use /mcp/agents/NAME."
+            return None, (404, "No such MCP endpoint: use /mcp/agents/NAME.")
         agent = found.group("agent")
         if agent is not None and not is_valid_agent_name(agent):
-            return 404, f"{agent[:64]!r} is not an agent name."
+            return agent, (404, f"{agent[:64]!r} is not an agent name.")
         caller = caller_of(request)
         if not reaches(caller, self.state.workspace, agent):  # a linked folder: its agent too
             try:
                 caller.refuse_reach(agent)
             except Forbidden as exc:
-                return 403, str(exc)
+                return agent, (403, str(exc))
         if agent is not None and agent not in self.state.place.known_agents():
-            return 404, (
+            unknown = (
                 f"There is no agent {agent!r} on this server; `oryxtui agents list` there "
                 "lists them."
             )
-        return None
+            return agent, (404, unknown)
+        return agent, None
 
     def _counted(self, send: Send, session: str | None, seat: Seat | None, method: str) -> Send:
         """`send`, noting the session an answer opens (in the seat taken for it), uses,

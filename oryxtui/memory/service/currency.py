@@ -22,7 +22,7 @@ from oryxtui.memory.history.validity import (
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
 from oryxtui.memory.service.chronicle import Chronicle
 from oryxtui.memory.service.steering import Steering
-from oryxtui.memory.snapshot import Corpus
+from oryxtui.memory.snapshot import Corpus, MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
 from oryxtui.memory.transfer import Retiring
 from oryxtui.memory.updates import Subjects, Update
@@ -217,17 +217,16 @@ class Currency(Steering, Chronicle):
     def replaced_versions(self, agent: AgentArg = FROM_CONTEXT) -> list[Version]:
         """Every version a replacement took out and nobody brought back, newest first."""
         name = self.resolve_agent(agent)
-        gone = self._retired(name)
+        gone = self._retired(name, self.snapshot(name))
         return sorted(
             (self._version(gone, item) for item in gone.values()), key=lambda v: -v.change
         )
 
-    def _retired(self, name: str | None) -> dict[Key, Retired]:
-        """The versions replaced and not brought back, less any the memory holds now (an
+    def _retired(self, name: str | None, now: MemorySnapshot) -> dict[Key, Retired]:
+        """The versions replaced and not brought back, less any the memory holds `now` (an
         identical entry saved twice in one second, one copy replaced: the other is current)."""
         gone = retired(self._recorded().changes(name).records)
-        snapshot = self.snapshot(name)
-        for entry in [*snapshot.core, *snapshot.archival]:
+        for entry in [*now.core, *now.archival]:
             gone.pop((entry.scope, entry.line), None)
         return gone
 
@@ -278,11 +277,9 @@ class Currency(Steering, Chronicle):
         from oryxtui.memory.recall.engine import RecallEngine
 
         name = self.resolve_agent(agent)
-        gone = self._retired(name)
-        if as_of is not None:
-            archival = self.as_of_time(name, as_of)[0].archival
-        else:
-            archival = self.snapshot(name).archival
+        now = self.snapshot(name)
+        gone = self._retired(name, now)
+        archival = now.archival if as_of is None else self.as_of_time(name, as_of)[0].archival
         entries = list(archival)
         if include_replaced:
             present = {e.line for e in entries}

@@ -34,6 +34,9 @@ class Approved(list[MemoryEntry]):
         super().__init__(made)
         self.not_made = list(not_made)
 
+    def not_made_json(self) -> list[dict[str, str]]:
+        return [{"id": held, "reason": why} for held, why in self.not_made]
+
 
 @dataclass(frozen=True)
 class Awaiting:

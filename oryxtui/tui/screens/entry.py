@@ -4,6 +4,7 @@ and by whom, and what it replaced or what may replace it — read from the place
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -30,6 +31,32 @@ class EntryFacts:
     may: list[str] = field(default_factory=list)
 
 
+def written_by(origin: dict[str, Any]) -> str:
+    """Who wrote an entry and when, from its origin (`place.origins`), in a sentence."""
+    if origin.get("by") == "unknown":
+        return "Who wrote this entry is unknown: it is older than the history, or hand-written."
+    turn = f", turn {origin['turn']} of {origin['session']}" if origin.get("session") else ""
+    change = f"{origin.get('op', 'a change')} #{origin.get('change')}{turn}"
+    return f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
+
+
+def may_replace(
+    suggested: list[tuple[MemoryEntry, MemoryEntry, int]], entry: MemoryEntry
+) -> list[tuple[str, str]]:
+    """(a title, a sentence) for each open suggestion `entry` is in (`memory.suggestions`):
+    what it may replace, or what may replace it."""
+    said = []
+    for old, new, _ in suggested:
+        if new.id == entry.id:
+            older = f"{old.time or 'no time'}: {old.content}"
+            said.append(("May replace", f"This entry may replace the older one of {older}"))
+        elif old.id == entry.id:
+            said.append(
+                ("May be out of date", f"A newer entry may replace this one: {new.content}")
+            )
+    return said
+
+
 def entry_facts(place: Place, agent: AgentName, entry: MemoryEntry) -> EntryFacts:
     """Who wrote `entry` and when, what it replaced, what it may replace or be replaced by (a
     memory without a history knows none of it, and says so)."""
@@ -38,12 +65,7 @@ def entry_facts(place: Place, agent: AgentName, entry: MemoryEntry) -> EntryFact
         origin = place.origins(agent, [entry]).get(entry.id, {"by": "unknown"})
     except OryxError as exc:
         return EntryFacts(f"Who wrote it cannot be told here: {exc}")
-    if origin.get("by") == "unknown":
-        written = "Who wrote it is unknown: it is older than the history, or hand-written."
-    else:
-        turn = f", turn {origin['turn']} of {origin['session']}" if origin.get("session") else ""
-        change = f"{origin.get('op', 'a change')} #{origin.get('change')}"
-        written = f"By {origin['by']} ({change}{turn}), {origin.get('time') or 'time unknown'}."
+    written = written_by(origin)
     try:
         versions = memory.replaced_versions(agent)
         suggested = memory.suggestions(agent)
@@ -54,11 +76,7 @@ def entry_facts(place: Place, agent: AgentName, entry: MemoryEntry) -> EntryFact
         for v in versions
         if v.current.id == entry.id or v.successor.id == entry.id
     ]
-    may = [f"It may replace: {old.content}" for old, new, _ in suggested if new.id == entry.id]
-    may += [
-        f"It may be replaced by: {new.content}" for old, new, _ in suggested if old.id == entry.id
-    ]
-    return EntryFacts(written, replaced, may)
+    return EntryFacts(written, replaced, [said for _, said in may_replace(suggested, entry)])
 
 
 class EntryScreen(ModalScreen[None]):
@@ -101,7 +119,7 @@ class EntryScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show, facts)
 
     def _show(self, facts: EntryFacts) -> None:
-        lines = [f"Written: {facts.written}"]
+        lines = [facts.written]
         if facts.replaced:
             lines.append("It replaced:")
             lines += [f"  {line}" for line in facts.replaced]

@@ -13,6 +13,7 @@ from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryEntry, Scope
 from oryxtui.phrases import entries
 from oryxtui.tui.screens.change_entry import ConfirmScreen
+from oryxtui.tui.screens.entry import may_replace, written_by
 from oryxtui.tui.text import tell
 from oryxtui.workspace import AgentName
 
@@ -153,12 +154,7 @@ def _origin(
 
         app.call_from_thread(app.push_screen, SessionsScreen(agent_loop, agent, at=at))
         return
-    if origin.get("by") == "unknown":
-        said = "Who wrote this entry is unknown: it is older than the history, or hand-written."
-    else:
-        change = f"{origin.get('op', 'a change')} #{origin.get('change')}"
-        said = f"Written by {origin['by']} ({change}, {origin.get('time') or 'time unknown'})."
-    tell(app, said, title="Origin")
+    tell(app, written_by(origin), title="Origin")
 
 
 def _may_replace(app: App[Any], place: Place, agent: AgentName, entry: MemoryEntry) -> None:
@@ -168,16 +164,8 @@ def _may_replace(app: App[Any], place: Place, agent: AgentName, entry: MemoryEnt
     except OryxError:
         return  # a memory without a history suggests nothing
     act = "the review inbox (I) replaces it in one key (u)"
-    for old, new, _ in found:
-        if new.id == entry.id:
-            said = f"This entry may replace the older one of {old.time or 'no time'}: {old.content}"
-            tell(app, f"{said} — {act}.", title="May replace")
-        elif old.id == entry.id:
-            tell(
-                app,
-                f"A newer entry may replace this one: {new.content} — {act}.",
-                title="May be out of date",
-            )
+    for title, said in may_replace(found, entry):
+        tell(app, f"{said} — {act}.", title=title)
 
 
 # The review inbox, and recall --------------------------------------------------------------------
