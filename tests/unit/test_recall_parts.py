@@ -1,17 +1,23 @@
 """The recall engine's parts, against upstream's definitions: fusion arithmetic and its
-order, the mock embedder value for value, entry hashes and vector BLOBs, the lexical route."""
+order, the mock embedder value for value, entry hashes and vector BLOBs, the lexical route;
+and what meaning admits below its floor, and what of an entry a model reads."""
 
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 
 import numpy as np
 
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
 from oryxtui.memory.recall.embedders import MOCK_MODEL_ID, MockEmbedder, mock_vector
 from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
+from oryxtui.memory.recall.relevance import Standout, relevant
 from oryxtui.memory.recall.vectors import VectorMatrix, decode, encode, entry_hash
 from oryxtui.memory.tokens import fold, terms
+from oryxtui.workspace import Workspace
 
 # upstream's MockEmbeddingModel.embed(text) through VectorCodec.encode, printed by the Java
 # code at a27474c (compiled and run once; the BLOB bytes in hex)
@@ -172,3 +178,49 @@ def test_a_word_most_entries_hold_matches_nothing_by_itself() -> None:
     assert index.coverage("Where did Caroline run the marathon?") > 0.3  # "run": not held
     assert index.coverage("Has Caroline's baby started walking?") < 0.1  # leave it to meaning
     assert index.coverage("nothing here") == 0.0
+
+
+def test_below_the_floor_only_a_nearest_that_leads_the_next_counts() -> None:
+    band = Standout(0.33, 2.8, 2.0)
+    rest = np.linspace(0.05, 0.15, 60)
+    # One turn loosely about the subject among many (a long conversation): it stands out of
+    # the mean but barely out of the next — nothing counts.
+    crowded = np.concatenate([rest, [0.40, 0.38]])
+    assert not relevant(crowded, 0.46, band, 1.0).any()
+    # A terse note that answers: far above the next nearest — it counts, and only it.
+    alone = np.concatenate([rest, [0.40]])
+    assert np.flatnonzero(relevant(alone, 0.46, band, 1.0)).tolist() == [60]
+    # At the floor, leading or not, each counts; without a sample, the floor alone decides.
+    both = np.concatenate([rest, [0.50, 0.49]])
+    assert np.flatnonzero(relevant(both, 0.46, band, 1.0)).tolist() == [60, 61]
+    assert not relevant(alone, 0.46, band, None).any()
+
+
+class _Reader:
+    """An embedder that records what it is given."""
+
+    meaningless = False
+    model_id = "test/reader"
+
+    def __init__(self, reads_content: bool) -> None:
+        self.reads_content = reads_content
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str], kind: str = "passage") -> list[np.ndarray]:
+        self.seen.extend(texts)
+        return [mock_vector(text) for text in texts]
+
+
+def test_a_model_reads_an_entry_whole_as_upstream_or_without_its_time(
+    workspace: Workspace,
+) -> None:
+    mock = Settings.model_validate({"embedding": {"provider": "mock"}})
+    for reads_content in (False, True):
+        service = MemoryService.open(workspace, mock, lambda: datetime(2026, 12, 7, 9, 30))
+        assert service.engine is not None
+        reader = _Reader(reads_content)
+        service.engine.embedder = reader
+        service.save(f"reader{int(reads_content)}", "the staging database is db-stg-3")
+        service.sync_index(f"reader{int(reads_content)}")
+        expected = "the staging database is db-stg-3"
+        assert reader.seen == [expected if reads_content else f"- [2026-12-07 09:30:00] {expected}"]

@@ -16,11 +16,19 @@ from oryxtui import notices
 from oryxtui.errors import EmbedderError
 from oryxtui.memory.recall.embedders import Embedder, usable
 from oryxtui.memory.recall.pgvector import PgVectorTable
-from oryxtui.memory.recall.prepared import Prepared, epoch_ms, time_of
+from oryxtui.memory.recall.prepared import Prepared, content_of, epoch_ms, time_of
 from oryxtui.memory.recall.results import IndexStatus, Stopwatch
 from oryxtui.memory.recall.vectors import NewVector, VectorMatrix, VectorTable
 
 QUERIES_KEPT = 256  # query vectors kept (a question asked again is not embedded again)
+
+
+def reading(embedder: Embedder) -> Callable[[str], str]:
+    """What of an entry's line the embedder reads: the whole line, as upstream embeds it (so
+    that a vector either program writes under a model id they share is the one the other
+    would write), or — a model only oryxtui runs, calibrated so (`reads_content`) — what the
+    entry says, without its time: a third fewer tokens for the `onnx` model on conversations."""
+    return content_of if getattr(embedder, "reads_content", False) else str
 
 
 class MeaningIndex:
@@ -185,10 +193,11 @@ class MeaningIndex:
             newest_first = prepared.recency
             missing = newest_first[rows[newest_first] < 0][:limit].tolist()
             batch = max(1, getattr(self.embedder, "batch_size", 256))
+            read = reading(self.embedder)
             done = 0
             for start in range(0, len(missing), batch):
                 part = missing[start : start + batch]
-                vectors = self.embed([prepared.texts[i] for i in part])
+                vectors = self.embed([read(prepared.texts[i]) for i in part])
                 self.table.write(
                     key,
                     self.embedder.model_id,

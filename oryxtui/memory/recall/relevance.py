@@ -4,6 +4,8 @@ a question about nothing the agent knows finds nothing."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 # The cosine similarity from which an entry counts as close, unless the embedder says its own
@@ -11,20 +13,37 @@ import numpy as np
 SIMILARITY_FLOOR = 0.35
 
 
+class Standout(NamedTuple):
+    """Below the floor, the nearest entry still counts when it reaches `similarity`, stands
+    `deviations` above the agent's mean and `lead` deviations above the next nearest: one
+    note that answers, not the best of many entries loosely about the same thing."""
+
+    similarity: float
+    deviations: float
+    lead: float = 0.0
+
+
 def relevant(
-    scores: np.ndarray, floor: float, band: tuple[float, float] | None, spread: float | None
+    scores: np.ndarray, floor: float, band: Standout | None, spread: float | None
 ) -> np.ndarray:
     """Which of the scores (one per entry, all of the agent's) count: at least `floor`, or
-    `band`'s similarity for one that stands `band`'s deviations above the mean; and, with
-    `spread`, that many deviations above the mean either way (None: the scores are no
-    sample of the agent's entries, the floor alone decides)."""
+    the nearest by `band` (see Standout); and, with `spread`, that many deviations above the
+    mean either way (None: the scores are no sample of the agent's entries, the floor alone
+    decides)."""
     if spread is None:
         return scores >= floor
     mean, deviation = float(scores.mean()), float(scores.std()) or 1.0
     above = (scores - mean) / deviation
     found = scores >= floor
-    if band is not None:
-        found |= (scores >= band[0]) & (above >= band[1])
+    if band is not None and len(scores):
+        nearest = int(np.argmax(scores))
+        runner_up = float(np.partition(above, -2)[-2]) if len(scores) > 1 else -np.inf
+        if (
+            scores[nearest] >= band.similarity
+            and above[nearest] >= band.deviations
+            and above[nearest] - runner_up >= band.lead
+        ):
+            found[nearest] = True
     return found & (above >= spread)
 
 
@@ -42,16 +61,15 @@ def similarity_floor(setting: float | None, embedder: object | None, query: str 
 
 def standout_floor(
     setting: float | None, embedder: object | None, query: str = ""
-) -> tuple[float, float] | None:
-    """(similarity, deviations): an entry below the floor still counts when it reaches this
-    similarity and stands this many standard deviations above the agent's mean — a short
-    note that answers scores lower than a long one, but it stands out of the rest. The
-    embedder's own (calibrated with its floor), never when a setting sets the floor or the
-    question is mostly CJK."""
+) -> Standout | None:
+    """When the nearest entry counts below the floor (see Standout) — a short note that
+    answers scores lower than a long one, but it stands out of the rest. The embedder's own
+    (calibrated with its floor), never when a setting sets the floor or the question is
+    mostly CJK."""
     if setting is not None or mostly_cjk(query):
         return None
     band = getattr(embedder, "standout_floor", None)
-    return None if band is None else (float(band[0]), float(band[1]))
+    return None if band is None else Standout(*(float(value) for value in band))
 
 
 def mostly_cjk(text: str) -> bool:
