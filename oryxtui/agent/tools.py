@@ -81,11 +81,16 @@ class SaveMemory(Tool):
     def run(self, arguments: BaseModel) -> dict[str, Any]:
         assert isinstance(arguments, SaveMemoryInput)
         agent = current_agent.get()
-        saved = self.memory.save_checked(agent, arguments.content, arguments.scope)
+        saved = self.memory.save_checked(agent, arguments.content, arguments.scope, related=True)
         entry = saved.entry
-        # may_update is always there (empty: nothing), so a client never has to guess.
-        told: dict[str, Any] = {"id": entry.id, "may_update": saved.may_update_json()}
-        if saved.may_update:
+        # may_update and related are always there (empty: nothing), so a client never has to
+        # guess; related is for the model to judge (an older version of the same fact: replace).
+        told: dict[str, Any] = {
+            "id": entry.id,
+            "may_update": saved.may_update_json(),
+            "related": saved.related_json(),
+        }
+        if any(not update.held for update in saved.may_update):
             told["hint"] = replace_hint(self.replaces_with)
         if self.memory.holds_change(self.memory.by, agent):
             return {

@@ -89,12 +89,23 @@ class MayUpdate(SavedEntry):
     score: Annotated[float, Field(description="how sure the check is, 0 to 1")]
 
 
+class RelatedEntry(SavedEntry):
+    held: Annotated[bool, Field(description="true: a change waiting for review, in no prompt")]
+
+
 class CheckedEntry(SavedEntry, total=False):
     may_update: Annotated[
         list[MayUpdate],
         Field(
             description="entries this one probably replaces (the same subject, another value): "
             "replace them, or leave them; nothing is done unasked"
+        ),
+    ]
+    related: Annotated[
+        list[RelatedEntry],
+        Field(
+            description="up to 5 entries most likely about the same thing, held ones included: "
+            "if one is an older version of what was saved, replace it"
         ),
     ]
     held: Annotated[bool, Field(description="true: waiting for a person's review")]

@@ -173,14 +173,16 @@ def memory_entries(name: AgentName, memory: Memory, scrub: Scrub) -> Response:
 )
 async def save_entry(name: AgentName, memory: Memory, queue: Queue, request: Request) -> Response:
     """Save one entry (the body: {"content": "...", "scope": "archival"}); `may_update` names
-    the entries it probably replaces, `held` says it waits for a person's review."""
+    the entries it probably replaces, `related` up to 5 most likely about the same thing (held
+    ones included), `held` says it waits for a person's review."""
     body = await json_body(request, SaveBody, '{"content": "...", "scope": "archival"}')
     # A save may wait for another writer's lock: off the event loop, so the other requests
     # are answered meanwhile.
     with operation("create_memory", name, scope=body.scope):
-        saved = await queue.run(name, memory.save_checked, name, body.content, body.scope)
+        saved = await queue.run(name, memory.save_checked, name, body.content, body.scope, True)
         told: dict[str, Any] = dict(saved_entry(saved.entry))
         told["may_update"] = saved.may_update_json()  # always: empty, nothing
+        told["related"] = saved.related_json()
         if memory.holds_change(memory.by, name):
             told["held"] = True
         done(saved.entry.id, bool(told.get("held")), saved.entry.line)

@@ -80,6 +80,12 @@ def show_memory(args: argparse.Namespace) -> int:
     "save one entry",
     arg("--scope", default="archival", help="core or archival (default), in any case"),
     arg("--create", action="store_true", help="start the memory of an agent that does not exist"),
+    arg(
+        "--related",
+        action="store_true",
+        help="also name up to 5 entries most likely about the same thing, held ones included "
+        "(ranked as recall ranks: a model's load where meaning is on)",
+    ),
     arg("text", metavar="TEXT", help="the entry; '-' reads standard input"),
     agent=True,
     json=True,
@@ -90,14 +96,18 @@ def save(args: argparse.Namespace) -> int:
         raise UsageError("Nothing to save: the content is empty.")
     place = open_place(args)
     agent = checked_agent(args, place, saving=True)
-    saved = place.memory.save_checked(agent, text, args.scope)
+    saved = place.memory.save_checked(agent, text, args.scope, related=args.related)
     entry = saved.entry
     scope = entry.scope.value
     if args.json:
-        told = {"agent": agent, "scope": scope, "entry": entry.to_json()}
-        print_json(told | {"may_update": saved.may_update_json()})  # always: empty, nothing
+        told: dict[str, object] = {"agent": agent, "scope": scope, "entry": entry.to_json()}
+        told["may_update"] = saved.may_update_json()  # always: empty, nothing
+        print_json(told | ({"related": saved.related_json()} if args.related else {}))
     else:
         show(f"Saved to {agent_label(agent)} ({scope}): {entry.line}\n")
+        for near in saved.related:
+            held = " (held for review)" if near.held else ""
+            show(f"  related {near.entry.id}{held}: {near.entry.line}\n")
         tell_may_update(agent, saved)
     return EXIT_OK
 

@@ -50,8 +50,11 @@ class McpSave(Needs, SaveMemory):
         "self-contained line (who/what/why, no 'as I said'); do not save small talk, secrets "
         "or what is already in memory (recall first). scope 'core' is for the few facts that "
         "must be in every prompt; leave it out for 'archival', searched on demand. The server "
-        "may hold the entry for a person's review: the answer says so. If the answer names "
-        "entries it may replace (may_update) that are no longer true, replace_memory them."
+        "may hold the entry for a person's review: the answer says so. The answer lists up to "
+        "5 existing entries most likely about the same thing (related; held: waiting for "
+        "review), each with its id, text and time: if one is an older version of what you "
+        "saved (a value that changed), replace_memory it with the id and the current text. "
+        "may_update names the ones the server is sure of."
     )
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:
@@ -80,10 +83,10 @@ class McpReplace(Needs, UpdateMemory):
     description = (
         "Replace an entry that is no longer true (a fact that changed: a new owner, a moved "
         "date, a new address) by what is true now, by its id (from recall_memory, or a save's "
-        "may_update): a new entry takes its place and the old one leaves memory (its history "
-        "keeps it). Prefer it to saving a second, contradicting entry. The server may hold the "
-        "change for a person's review: the answer says so. If the entry changed since you read "
-        "it, nothing is changed: recall it again."
+        "related or may_update): a new entry takes its place and the old one leaves memory "
+        "(its history keeps it). Prefer it to saving a second, contradicting entry. The server "
+        "may hold the change for a person's review: the answer says so. If the entry changed "
+        "since you read it, nothing is changed: recall it again."
     )
 
     def run(self, arguments: BaseModel) -> dict[str, Any]:

@@ -18,9 +18,10 @@ Python; the terms are the lexical route's."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from oryxtui.memory.format import MemoryEntry
@@ -49,9 +50,11 @@ class Update:
 
     entry: MemoryEntry
     score: float
+    held: bool = False  # a save waiting for review (a person sees the two as a pair)
 
     def to_json(self) -> dict[str, object]:
-        return {**self.entry.to_json(), "scope": self.entry.scope.value, "score": self.score}
+        told: dict[str, object] = {**self.entry.to_json(), "scope": self.entry.scope.value}
+        return told | {"score": self.score} | ({"held": True} if self.held else {})
 
 
 # Past tenses that do not end in -ed, of verbs a log of what was done starts with.
@@ -128,12 +131,36 @@ class Subjects:
     def add(self, entry: MemoryEntry) -> None:
         self._take(entry, frozenset(terms(entry.content)))
 
+    @contextlib.contextmanager
+    def including(self, entries: Sequence[MemoryEntry]) -> Iterator[None]:
+        """These entries among the others while inside (changes held for review: a save may
+        update one), and gone again after. The caller keeps others out meanwhile."""
+        have = len(self.entries)
+        for entry, held in zip(entries, terms_of(e.content for e in entries), strict=True):
+            self._take(entry, held)
+        try:
+            yield
+        finally:
+            for held in self.terms[have:]:
+                for term in held:
+                    postings = self.postings[term]
+                    while postings and postings[-1] >= have:
+                        postings.pop()
+                    if not postings:
+                        del self.postings[term]
+            del self.entries[have:], self.terms[have:]
+
     def _take(self, entry: MemoryEntry, held: frozenset[str]) -> None:
         position = len(self.entries)
         self.entries.append(entry)
         self.terms.append(held)
         for term in held:
             self.postings.setdefault(term, []).append(position)
+
+    def subject_of(self, content: str) -> frozenset[str]:
+        """What a text is about among these entries (see `_subject`); empty for no words."""
+        held = frozenset(terms(content))
+        return self._subject(held) if held else frozenset()
 
     def _subject(self, held: frozenset[str]) -> frozenset[str]:
         """What an entry is about: of its words (not its numbers), those most entries hold

@@ -85,7 +85,11 @@ class Memory(Protocol):
 
     # Facts that change
     def save_checked(
-        self, agent: AgentArg, content: str, scope: str | Scope | None = ...
+        self,
+        agent: AgentArg,
+        content: str,
+        scope: str | Scope | None = ...,
+        related: bool = ...,
     ) -> Saved: ...
     def replace(
         self, agent: AgentArg, entry_id: str, content: str

@@ -14,6 +14,7 @@ from oryxtui.memory.events import told_entry
 from oryxtui.memory.format import MemoryEntry, Scope
 from oryxtui.memory.recall.results import Recall
 from oryxtui.memory.service.currency import Saved, Version
+from oryxtui.memory.service.relating import Related
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.updates import Update
 from oryxtui.remote.answers import int_of, recall_of, text_of
@@ -45,8 +46,13 @@ class RemoteFacts:
     _forget: Callable[[str | None], None]
 
     def save_checked(
-        self, agent: str | None, content: str, scope: str | Scope | None = "archival"
+        self,
+        agent: str | None,
+        content: str,
+        scope: str | Scope | None = "archival",
+        related: bool = False,
     ) -> Saved:
+        """The server's save; it always answers what is related (read when asked)."""
         scope_name = scope.value if isinstance(scope, Scope) else scope
         body = {"content": content} | ({"scope": scope_name} if scope_name else {})
         try:
@@ -60,7 +66,15 @@ class RemoteFacts:
                 notices.skipped(1, "suggestion", ANSWER)
                 continue
             updates.append(Update(entry, _score(item.get("score"))))
-        return Saved(self._written(data, scope_name or "archival", content), tuple(updates))
+        near = []
+        for item in _items(data, "related") if related else []:
+            entry = told_entry(item)
+            if entry is None:
+                notices.skipped(1, "related entry", ANSWER)
+                continue
+            near.append(Related(entry, held=item.get("held") is True))
+        written = self._written(data, scope_name or "archival", content)
+        return Saved(written, tuple(updates), tuple(near))
 
     def replace(
         self, agent: str | None, entry_id: str, content: str

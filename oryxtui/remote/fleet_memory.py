@@ -191,10 +191,14 @@ class FleetMemory:
     # Facts that change ---------------------------------------------------------------------------
 
     def save_checked(
-        self, agent: str | None, content: str, scope: str | Scope | None = "archival"
+        self,
+        agent: str | None,
+        content: str,
+        scope: str | Scope | None = "archival",
+        related: bool = False,
     ) -> Saved:
         memory, there = self._on(agent)
-        return memory.save_checked(there, content, scope)
+        return memory.save_checked(there, content, scope, related)
 
     def replace(
         self, agent: str | None, entry_id: str, content: str

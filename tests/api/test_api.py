@@ -225,6 +225,7 @@ def test_the_services_on_app_state_can_be_replaced(api_workspace: Workspace) -> 
         "time": stamp,
         "content": "pinned",
         "may_update": [],  # always said (issue 56): nothing it may replace here
+        "related": [],  # … nor anything about the same thing
     }
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from oryxtui.api.app import create_api
 from oryxtui.api.models import saved_entry
+from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import Scope
 from oryxtui.remote.client import Server
@@ -108,3 +109,24 @@ def test_replace_suggest_and_look_back_over_rest(
         was, now = remote.replace("ops", later.entry.id, "Primary region for ledger: eu-north-1.")
         assert was.id == later.entry.id and now.content.endswith("eu-north-1.")
         assert remote.suggestions("ops") == []  # the newer one was replaced since
+
+
+def test_a_save_over_rest_names_what_is_related_and_the_remote_client_reads_it(
+    workspace: Workspace,
+) -> None:
+    make_agent(workspace, "ops")
+    writer = MemoryService.open(workspace, Settings(), clock=Ticking())
+    for text in ROUTINE:
+        writer.save("ops", text)
+    old = saved_entry(writer.save("ops", "Staging host for ledger is stg-11."))
+    with RunningApi(workspace) as client:
+        new = client.post(
+            "/api/v1/agents/ops/memory", json={"content": "Ledger's staging host: stg-14."}
+        ).json()["data"]
+        assert 1 <= len(new["related"]) <= 5
+        assert new["related"][0]["id"] == old["id"] and new["related"][0]["held"] is False
+        remote = RemoteMemory(Server(str(client.base_url), name="one"))
+        saved = remote.save_checked("ops", "The staging host for ledger is stg-15.", related=True)
+        assert saved.related and saved.related[0].entry.content == "Ledger's staging host: stg-14."
+        unasked = remote.save_checked("ops", "Routine check 99 of service s99: all green.")
+        assert unasked.related == ()  # read only when asked

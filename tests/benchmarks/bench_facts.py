@@ -8,9 +8,11 @@ versions of a fact among 668 other entries (routine logs, and look-alikes that s
 subject words but say something else), saved in time order. Two runs of the same saves:
 
 - **saves only** (what an agent does today): each entry saved with the check of what it may
-  update. `may_update` is judged on the updates (a chain's 2nd, 3rd, 4th version): named when
-  its previous version is among the suggestions; a suggestion is right when it names an
-  earlier version of the same chain (every other, on any save, is wrong): precision.
+  update, and what it is related to. `may_update` is judged on the updates (a chain's 2nd,
+  3rd, 4th version): named when its previous version is among the suggestions; a suggestion is
+  right when it names an earlier version of the same chain (every other, on any save, is
+  wrong): precision. `related` (up to 5, for a calling model to judge): how often the previous
+  version is among them, and the most any save named.
 - **with replacements**: each later version replaces the one before (`replace`).
 
 After each run, every chain's question is asked as recall is (default recall, with each
@@ -78,13 +80,13 @@ def run_set(
     (memory_root / "AGENT.md").write_text("---\nname: facts\n---\n", encoding="utf-8")
     ids: dict[tuple[int, int], str] = {}
     lines: dict[str, tuple[int, int]] = {}  # an entry's id → (chain, version)
-    named = updates = right = suggested = 0
+    named = updates = right = suggested = near = most = 0
     for save in saves:
         counted = split == "all" or save.split == split
         if replacing and save.chain is not None and save.version > 0:
             entry = memory.replace(agent, ids[(save.chain, save.version - 1)], save.text)[1]
         else:
-            saved = memory.save_checked(agent, save.text)
+            saved = memory.save_checked(agent, save.text, related=True)
             entry = saved.entry
             if counted:
                 for update in saved.may_update:
@@ -95,6 +97,8 @@ def run_set(
                     updates += 1
                     previous = ids[(save.chain, save.version - 1)]
                     named += int(any(u.entry.id == previous for u in saved.may_update))
+                    near += int(any(r.entry.id == previous for r in saved.related))
+                most = max(most, len(saved.related))
         if save.chain is not None:
             ids[(save.chain, save.version)] = entry.id
             lines[entry.id] = (save.chain, save.version)
@@ -131,6 +135,11 @@ def run_set(
             "previous_named": round(100 * named / max(updates, 1), 1),
             "suggestions": suggested,
             "precision": round(right / suggested, 3) if suggested else None,
+        }
+        report["related"] = {
+            "updates": updates,
+            "previous_among_related": round(100 * near / max(updates, 1), 1),
+            "most_named": most,
         }
     return report
 

@@ -47,3 +47,24 @@ def test_the_replace_hint_works_pasted_and_the_current_version_comes_first(
         "Staging host for ledger is now stg-14.",
         "Staging host for ledger is stg-11.",
     ]
+
+
+def test_a_save_names_what_is_related_when_asked(workspace: Workspace) -> None:
+    agents_with_notes(workspace, "ops")
+    root = ("--root", str(workspace.root))
+    for n in range(12):
+        assert cli("memory", "save", f"Routine check {n} of service s{n}: green.", "--agent",
+                   "ops", *root).code == 0  # fmt: skip
+    assert cli("memory", "save", "Staging host for ledger is stg-11.", "--agent", "ops",
+               *root).code == 0  # fmt: skip
+    said = cli("memory", "save", "Ledger's staging host: stg-14.", "--agent", "ops", "--json",
+               "--related", *root)  # fmt: skip
+    assert said.code == 0, said.stderr
+    related = json.loads(said.stdout)["related"]
+    assert 1 <= len(related) <= 5 and related[0]["content"] == "Staging host for ledger is stg-11."
+    plain = cli("memory", "save", "Ledger's staging host: stg-15.", "--agent", "ops",
+                "--related", *root)  # fmt: skip
+    assert "related " in plain.stdout and "stg-14" in plain.stdout
+    unasked = cli("memory", "save", "Ledger's staging host: stg-16.", "--agent", "ops",
+                  "--json", *root)  # fmt: skip
+    assert "related" not in json.loads(unasked.stdout)  # a plain save stays a plain save

@@ -128,3 +128,42 @@ async def test_the_inbox_offers_u_and_d_only_on_what_may_replace(workspace: Work
         assert {"Replace older", "Keep both"} <= kinds["MayReplace"]
         assert not {"Replace older", "Keep both"} & kinds["Item"]
         assert "Approve" in kinds["Item"]
+
+
+async def test_the_inbox_shows_a_held_pair_and_u_lands_the_newest_only(
+    workspace: Workspace,
+) -> None:
+    from oryxtui.memory.history import Actor, current_actor
+
+    build_workspace(workspace)
+    workspace.config_path.write_text('[memory.review]\nhold_agents = ["alpha"]\n')
+    held = {"memory": {"review": {"hold_agents": ["alpha"]}}}
+    agent = MemoryService.open(workspace, Settings.model_validate(held))
+    token = current_actor.set(Actor("agent"))
+    try:
+        old = agent.save_checked("alpha", "Staging host for ledger is stg-11.internal.").entry
+        new = agent.save_checked("alpha", "Staging host for ledger is now stg-14.internal.")
+    finally:
+        current_actor.reset(token)
+    assert [(u.entry, u.held) for u in new.may_update] == [(old, True)]
+    memory_file = workspace.memory_file("alpha")
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: archival_pane(app).view.row_count == 60)
+        await pilot.press("I")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: any(isinstance(i, MayReplace) for i in screen.items))
+        pair = screen.items[0]
+        assert isinstance(pair, MayReplace) and pair.held and pair.old == old
+        detail = screen.query_one("#review-text", Static)
+        await wait_for(pilot, lambda: "wait for review as a pair" in str(detail.render()))
+        await pilot.press("u")  # approves the two and replaces the older
+        await wait_for(pilot, lambda: "stg-14.internal" in memory_file.read_text())
+        await wait_for(pilot, lambda: len(screen.items) == 0)
+    text = memory_file.read_text()
+    assert "stg-11.internal" not in text
+    service = MemoryService.open(workspace, Settings())
+    [version] = service.replaced_versions("alpha")
+    assert version.entry.content == old.content and version.successor == new.entry

@@ -86,10 +86,15 @@ class RecallEngine:
 
     # Recall ------------------------------------------------------------------------------------
 
-    def recall(self, agent: str | None, query: str, semantic: bool = True) -> Recall:
+    def recall(
+        self, agent: str | None, query: str, semantic: bool = True, limit: int | None = None
+    ) -> Recall:
+        """The hits for `query`, best first: `top_k` of them, or `limit`."""
         key = agent_key(agent)
         prepared = self.prepare(agent)
         settings = self.settings
+        if limit is not None:
+            settings = settings.model_copy(update={"top_k": limit})
         upstream = settings.profile == "upstream"
         lexical_on = settings.weight.lexical > 0 and not upstream
         clock = Stopwatch()  # each route's own time, for operators

@@ -5,13 +5,20 @@ recall — as they stood at any moment."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from oryxtui.errors import OryxError, UsageError
-from oryxtui.memory.format import TIME_FORMAT, MemoryEntry, Scope, entry_from_line, entry_line
+from oryxtui.memory.format import (
+    TIME_FORMAT,
+    MemoryEntry,
+    Scope,
+    entry_from_line,
+    entry_line,
+    parse_scope,
+)
 from oryxtui.memory.history import Key, change, cleaned
 from oryxtui.memory.history.validity import (
     Retired,
@@ -21,8 +28,10 @@ from oryxtui.memory.history.validity import (
 )
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
 from oryxtui.memory.service.chronicle import Chronicle
+from oryxtui.memory.service.relating import Related, Relating
+from oryxtui.memory.service.reviewing import Approved
 from oryxtui.memory.service.steering import Steering
-from oryxtui.memory.snapshot import Corpus, MemorySnapshot
+from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
 from oryxtui.memory.transfer import Retiring
 from oryxtui.memory.updates import Subjects, Update
@@ -39,9 +48,13 @@ class Saved:
 
     entry: MemoryEntry
     may_update: tuple[Update, ...] = ()
+    related: tuple[Related, ...] = ()  # when asked for (see Relating.related)
 
     def may_update_json(self) -> list[dict[str, object]]:
         return [update.to_json() for update in self.may_update]
+
+    def related_json(self) -> list[dict[str, object]]:
+        return [item.to_json() for item in self.related]
 
 
 def replace_hint(tool: str) -> str:
@@ -81,62 +94,102 @@ def _entry(key: Key) -> MemoryEntry:
     return entry_from_line(key[1], key[0])
 
 
-class _Frozen:
-    """A memory as it stood (or with its replaced versions): something recall can rank."""
-
-    def __init__(self, corpus: Corpus) -> None:
-        self._corpus = corpus
-
-    def corpus_version(self, agent: str | None) -> Hashable:
-        return id(self._corpus)
-
-    def corpus(self, agent: str | None) -> Corpus:
-        return self._corpus
-
-
 # The check weighs the newest this many bytes of a memory's archival entries (about 40,000
 # entries): a save into a memory of a million took 9 s and 1.3 GB weighing them all, 0.3 s
 # without the check. An older entry is not suggested; `oryxtui memory replace` still takes it.
 CHECKED_BYTES = 4 << 20
 
 
-class Currency(Steering, Chronicle):
+class Currency(Steering, Chronicle, Relating):
     """What is true now, and what was."""
 
     def save_checked(
-        self, agent: AgentArg, content: str, scope: str | Scope | None = Scope.ARCHIVAL
+        self,
+        agent: AgentArg,
+        content: str,
+        scope: str | Scope | None = Scope.ARCHIVAL,
+        related: bool = False,
     ) -> Saved:
         """One new entry (see `save`), with the entries it probably replaces: found before it
-        is written, recorded with it (the review inbox shows them), never acted on."""
+        is written, recorded with it (the review inbox shows them), never acted on; and, with
+        `related`, the entries most likely about the same thing (for a caller that judges)."""
         name = self.resolve_agent(agent)
+        held: list[MemoryEntry] = []
+        if self.holds_change(self.by, name):  # held: checked against the held saves too
+            held = self._held_saves(name)
+            same = self._same_held(held, content, scope)
+            if same is not None:  # the same save waits already: one item in the inbox
+                near = self.related(name, content) if related else []
+                return Saved(same, (), tuple(r for r in near if r.entry != same))
         try:
-            updates = self.may_update(name, content)
+            updates = self.may_update(name, content, held)
         except OryxError:
             updates = []  # a save never fails because the check could not read the memory
+        near = self.related(name, content) if related else []
         entry = self.save(name, content, scope, may_update=[u.entry for u in updates])
-        return Saved(entry, tuple(updates))
+        return Saved(entry, tuple(updates), tuple(near))
 
-    def may_update(self, agent: AgentArg, content: str) -> list[Update]:
+    def _held_saves(self, name: str | None) -> list[MemoryEntry]:
+        """The archival saves waiting for review, oldest first."""
+        waiting = [item for item in self.held(name) if item.proposes == "save"]
+        return [item.entry for item in reversed(waiting) if item.entry.scope is Scope.ARCHIVAL]
+
+    def _same_held(
+        self, held: list[MemoryEntry], content: str, scope: str | Scope | None
+    ) -> MemoryEntry | None:
+        """The held save of this very text, if one waits."""
+        try:
+            clean, wanted = self.admission.text(content), parse_scope(scope)
+        except OryxError:
+            return None  # the save itself says what is wrong
+        every = held if wanted is Scope.ARCHIVAL else []
+        return next((entry for entry in every if entry.content == clean), None)
+
+    def may_update(
+        self, agent: AgentArg, content: str, held: Sequence[MemoryEntry] = ()
+    ) -> list[Update]:
         """The archival entries `content` probably replaces (none where the store cannot tell:
-        a server that ranks, mem0); in a big memory, among its newest (`CHECKED_BYTES`)."""
-        store = self.store
-        if not isinstance(store, Rankable) or not self.checks_updates:
+        a server that ranks, mem0); in a big memory, among its newest (`CHECKED_BYTES`);
+        `held`: saves waiting for review, which it may replace too."""
+        if not self.checks_updates:
             return []
-        name = self.resolve_agent(agent)
+        subjects = self._subjects_of(agent)
+        if subjects is None:
+            return []
         text = self.admission.text(content)
+        if not held:
+            return subjects.updated_by(text)
+        with self._subjects_lock, subjects.including(held):
+            found = subjects.updated_by(text)
+        waiting = set(held)
+        return [replace(u, held=True) if u.entry in waiting else u for u in found]
+
+    def _subjects_of(self, agent: AgentArg) -> Subjects | None:
+        """The terms of the agent's newest entries (`CHECKED_BYTES`), indexed, kept in step
+        with its saves (None where the store cannot tell: a server that ranks, mem0)."""
+        store = self.store
+        if not isinstance(store, Rankable):
+            return None
+        name = self.resolve_agent(agent)
         version = store.corpus_version(name)
         cache = self._subjects
         with self._subjects_lock:
             known = cache.get(name)
         if known is not None and known[0] == version:
-            return known[1].updated_by(text)
+            return known[1]
         entries = store.read(name, CHECKED_BYTES).archival
         subjects = known[1] if known is not None else Subjects()
         with self._subjects_lock:
             if not subjects.follow(entries):  # another writer appended: only theirs is read
                 subjects = Subjects(entries)
             cache[name] = (version, subjects)
-        return subjects.updated_by(text)
+        return subjects
+
+    def about(self, agent: AgentArg, content: str) -> frozenset[str]:
+        """What `content` is about among the agent's entries: of its words, those most of them
+        hold (the person, the service; see `Subjects`)."""
+        subjects = self._subjects_of(agent)
+        return frozenset() if subjects is None else subjects.subject_of(content)
 
     # Replacing ---------------------------------------------------------------------------------
 
@@ -172,6 +225,12 @@ class Currency(Steering, Chronicle):
                 "Replacing by an entry already there is a person's change; nothing was changed "
                 "— replace it with the current text instead."
             )
+        # A held pair (a fact and its update, both waiting): the person's replace approves
+        # what of it waits, then replaces — the old one leaves as replaced, never kept beside.
+        waiting = {entry.id for entry in self._held_saves(name)}
+        pair = [i for i in (old_id.strip(), new_id.strip()) if i in waiting]
+        if pair:
+            self.approve(name, pair)
         snapshot = self.snapshot(name)
         new = next(
             (e for e in [*snapshot.core, *snapshot.archival] if e.id == new_id.strip()), None
@@ -209,10 +268,41 @@ class Currency(Steering, Chronicle):
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
         present = {(e.scope, e.line) for e in [*snapshot.core, *snapshot.archival]}
+        present |= {(e.scope, e.line) for e in self._held_saves(name)}  # a held pair too
         return [
             (_entry(s.old), _entry(s.new), s.change)
             for s in open_suggestions(store.changes(name).records, present)
         ]
+
+    def approve(self, agent: AgentArg, ids: Sequence[str] | None = None) -> Approved:
+        """See `Reviewing.approve`. The check runs again for each held save approved, against
+        the memory as it is when approved (what it updates may have landed since it was held:
+        written by another program, or approved just before): what it finds anew is recorded
+        with the approval, and the inbox suggests it."""
+        name = self.resolve_agent(agent)
+        wanted = None if ids is None else set(ids)
+        found = {
+            entry.line: self._found_again(name, entry)
+            for entry in self._held_saves(name)
+            if wanted is None or entry.id in wanted
+        }
+        done = super().approve(name, ids)
+        for entry in done:
+            if found.get(entry.line):
+                record = change("review", self.by, after=[entry])
+                keys = tuple((e.scope, e.line) for e in found[entry.line])
+                self._recorded().note(name, replace(record, may_update=keys))
+        return done
+
+    def _found_again(self, name: str | None, entry: MemoryEntry) -> list[MemoryEntry]:
+        """What the check finds now that `entry` (held) updates — older than it, and not
+        recorded with it when it was held."""
+        try:
+            found = [u.entry for u in self.may_update(name, entry.content)]
+        except OryxError:
+            return []
+        known = {s[0].line for s in self.suggestions(name) if s[1].line == entry.line}
+        return [e for e in found if (e.time or "") <= (entry.time or "") and e.line not in known]
 
     def replaced_versions(self, agent: AgentArg = FROM_CONTEXT) -> list[Version]:
         """Every version a replacement took out and nobody brought back, newest first."""
@@ -274,8 +364,6 @@ class Currency(Steering, Chronicle):
         """Recall over the memory as it stood at `as_of`, or over what it holds now and the
         versions replaced since (`include_replaced`): ranked by words and time (the index of
         meaning is of the memory now). A hit no longer true says what replaced it."""
-        from oryxtui.memory.recall.engine import RecallEngine
-
         name = self.resolve_agent(agent)
         now = self.snapshot(name)
         gone = self._retired(name, now)
@@ -286,14 +374,7 @@ class Currency(Steering, Chronicle):
             entries += [
                 cleaned(key) for key in gone if key[0] is Scope.ARCHIVAL and key[1] not in present
             ]
-        setup = self.recall_setup
-        if setup is None:
-            raise UsageError(
-                "Recall of the past needs a workspace's settings; nothing was searched."
-            )
-        corpus = Corpus([e.line for e in entries], entries)
-        engine = RecallEngine(_Frozen(corpus), None, setup.settings, None)  # type: ignore[arg-type]
-        found = engine.recall(name, keyword, semantic=False)
+        found = self.by_words(name, entries, keyword)
         moment = None if as_of is None else as_of.isoformat(timespec="seconds")
         hits = []
         for hit in found.hits:

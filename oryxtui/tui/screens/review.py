@@ -50,6 +50,7 @@ class MayReplace:
     old: MemoryEntry
     new: MemoryEntry
     change: int
+    held: bool = False  # one of the two (or both) waits for review: u approves it too
 
 
 def _row(mark: Text, text: Text) -> Table:
@@ -73,6 +74,8 @@ def suggestion_row(item: MayReplace) -> Table:
 
 def suggestion_text(item: MayReplace) -> Text:
     text = Text("This save may replace an older entry (the same subject, another value).\n\n")
+    if item.held:
+        text.append("They wait for review as a pair: u approves them and replaces the older.\n\n")
     text.append("older: ", style="red")
     text.append(f"{item.old.time or '?'}  {display_text(item.old.content)}\n")
     text.append("newer: ", style="green")
@@ -161,8 +164,13 @@ class ReviewScreen(Screen[None]):
         problems = []
         for agent in self.agents():
             try:
-                found += [MayReplace(agent, *s) for s in self.service.suggestions(agent)]
-                found += [Item(agent, a) for a in self.service.awaiting_review(agent)]
+                waiting = self.service.awaiting_review(agent)
+                held = {a.entry.line for a in waiting if a.held}
+                found += [
+                    MayReplace(agent, old, new, n, bool({old.line, new.line} & held))
+                    for old, new, n in self.service.suggestions(agent)
+                ]
+                found += [Item(agent, a) for a in waiting]
             except OryxError as exc:
                 problems.append(str(exc))
         self.app.call_from_thread(self._loaded, found, problems)
