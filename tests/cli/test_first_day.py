@@ -81,3 +81,34 @@ def test_the_as_of_examples_of_the_facts_page_work_on_the_demo(tmp_path: Path) -
     assert then.returncode == 0, then.stderr
     count = len(json.loads(now.stdout)["archival"])
     assert len(json.loads(then.stdout)["archival"]) < count
+
+
+def test_the_related_examples_of_the_facts_page_work_on_the_demo(tmp_path: Path) -> None:
+    """docs/facts.md's flow for an agent (save → related → replace) and for a person (the
+    inbox, the log), run as written on a demo made now."""
+    executable = oryxtui_executable()
+    page = (Path(__file__).parents[2] / "docs" / "facts.md").read_text()
+    section = page.split("## Related entries", 1)[1].split("## What the agent knew", 1)[0]
+    blocks = [block.split("```", 1)[0] for block in section.split("```sh\n")[1:]]
+    commands = [line for block in blocks for line in block.strip().splitlines()]
+    assert len(commands) == 3
+    made = run([executable, "demo", "demo", "--no-open"], tmp_path, os.environ["PATH"])
+    assert made.returncode == 0, made.stderr
+    answers = []
+    for command in commands:
+        done = run(command.replace("oryxtui", executable, 1) + " --root demo", tmp_path,
+                   os.environ["PATH"])  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr)
+        answers.append(done.stdout)
+    saved = json.loads(answers[0])
+    related = saved["related"]
+    assert 1 <= len(related) <= 5
+    assert related[0]["content"].startswith("settlement is owned by Team Falcon")
+    # The agent's replace, with the id related gave: the older leaves, the log says so.
+    replaced = run([executable, "memory", "replace", "--agent", "ops-bot", related[0]["id"],
+                    "--by", saved["entry"]["id"], "--root", "demo"], tmp_path,
+                   os.environ["PATH"])  # fmt: skip
+    assert replaced.returncode == 0, replaced.stderr
+    log = run([executable, "memory", "log", "--agent", "ops-bot", "--root", "demo"], tmp_path,
+              os.environ["PATH"])  # fmt: skip
+    assert "replaced" in log.stdout and "Team Falcon" in log.stdout
