@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from oryxtui.memory.format import MemoryEntry
+from oryxtui.memory.format import EntrySequence, MemoryEntry, Scope, entry_from_line
 from oryxtui.memory.tokens import bigrams, normal, pattern, term_of, terms
 
 # How much of each entry (its shared words' weight against that and the value that differs)
@@ -104,23 +104,45 @@ def terms_of(contents: Iterable[str]) -> list[frozenset[str]]:
     return found
 
 
+def lines_of(entries: Sequence[MemoryEntry]) -> Sequence[str]:
+    """The entries' lines (read as they are, without parsing, from a file's entries)."""
+    return entries.lines if isinstance(entries, EntrySequence) else [e.line for e in entries]
+
+
 class Subjects:
     """The terms of a memory's entries, indexed for the check, kept in step with saves."""
 
     def __init__(self, entries: Iterable[MemoryEntry] = ()) -> None:
-        self.entries: list[MemoryEntry] = []
+        # The entries' lines (archival: the check reads no other): an entry is made from its
+        # line only when it is a candidate, so an index kept on disk costs no parsing.
+        self.lines: list[str] = []
         self.terms: list[frozenset[str]] = []
         self.postings: dict[str, list[int]] = {}
         given = list(entries)
         for entry, held in zip(given, terms_of(e.content for e in given), strict=True):
             self._take(entry, held)
 
+    @classmethod
+    def kept(
+        cls,
+        lines: Sequence[str],
+        held: Sequence[Sequence[str]],
+        postings: dict[str, list[int]],
+    ) -> Subjects:
+        """The index of entries as it was kept (on disk): their lines, terms and postings."""
+        subjects = cls()
+        subjects.lines = list(lines)
+        subjects.terms = [frozenset(terms_held) for terms_held in held]
+        subjects.postings = postings
+        return subjects
+
     def follow(self, entries: Sequence[MemoryEntry]) -> bool:
         """Take in the entries appended since (True); False when the memory changed some other
         way (then it is indexed again)."""
-        have = len(self.entries)
+        have = len(self.lines)
+        lines = lines_of(entries)
         if len(entries) < have or (
-            have and (entries[0] != self.entries[0] or entries[have - 1] != self.entries[-1])
+            have and (lines[0] != self.lines[0] or lines[have - 1] != self.lines[-1])
         ):
             return False
         new = entries[have:]
@@ -135,7 +157,7 @@ class Subjects:
     def including(self, entries: Sequence[MemoryEntry]) -> Iterator[None]:
         """These entries among the others while inside (changes held for review: a save may
         update one), and gone again after. The caller keeps others out meanwhile."""
-        have = len(self.entries)
+        have = len(self.lines)
         for entry, held in zip(entries, terms_of(e.content for e in entries), strict=True):
             self._take(entry, held)
         try:
@@ -148,11 +170,11 @@ class Subjects:
                         postings.pop()
                     if not postings:
                         del self.postings[term]
-            del self.entries[have:], self.terms[have:]
+            del self.lines[have:], self.terms[have:]
 
     def _take(self, entry: MemoryEntry, held: frozenset[str]) -> None:
-        position = len(self.entries)
-        self.entries.append(entry)
+        position = len(self.lines)
+        self.lines.append(entry.line)
         self.terms.append(held)
         for term in held:
             self.postings.setdefault(term, []).append(position)
@@ -180,18 +202,18 @@ class Subjects:
     def _weight(self, term: str, new: bool = False) -> float:
         """How much a term tells, BM25's IDF, counted with the new entry among the others
         (`new`: it holds the term), so that its words and an old entry's weigh alike."""
-        size, found = len(self.entries) + 1, len(self.postings.get(term, ())) + new
+        size, found = len(self.lines) + 1, len(self.postings.get(term, ())) + new
         return math.log(1 + (size - found + 0.5) / (found + 0.5))
 
     def updated_by(self, content: str) -> list[Update]:
         """The entries `content` probably updates, surest first (at most `MOST`)."""
         wanted = frozenset(terms(content))
-        if not wanted or not self.entries or reports_done(content):
+        if not wanted or not self.lines or reports_done(content):
             return []
         weight = {term: self._weight(term, new=True) for term in wanted}
         subject = self._subject(wanted)
-        common = max(COMMON * len(self.entries), FEW)
-        widespread = max(NAME_ENTRIES, NAME_SHARE * len(self.entries))
+        common = max(COMMON * len(self.lines), FEW)
+        widespread = max(NAME_ENTRIES, NAME_SHARE * len(self.lines))
         shared: dict[int, float] = {}
         for term in wanted:
             found = self.postings.get(term, ())
@@ -204,7 +226,8 @@ class Subjects:
             held = self.terms[position]
             if held == wanted or not held - wanted or not wanted - held:
                 continue  # a repeat, or one saying only part of the other: no new value
-            if reports_done(self.entries[position].content):
+            entry = entry_from_line(self.lines[position], Scope.ARCHIVAL)
+            if reports_done(entry.content):
                 continue
             if not self._subject(held) & wanted or not subject & held:
                 continue  # about someone or something else (its name is not in the other)
@@ -222,7 +245,6 @@ class Subjects:
             if min(mine, yours) < MIN_SHARED:
                 continue
             score = 2 * mine * yours / (mine + yours)
-            entry = self.entries[position]
             if score >= MIN_SCORE:
                 found_updates[entry.id] = (score, position, Update(entry, round(score, 3)))
         best = sorted(found_updates.values(), key=lambda item: (-item[0], -item[1]))

@@ -33,8 +33,9 @@ from oryxtui.memory.service.reviewing import Approved
 from oryxtui.memory.service.steering import Steering
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
+from oryxtui.memory.terms_file import read_terms, write_terms
 from oryxtui.memory.transfer import Retiring
-from oryxtui.memory.updates import Subjects, Update
+from oryxtui.memory.updates import Subjects, Update, lines_of
 from oryxtui.phrases import agent_label
 
 if TYPE_CHECKING:
@@ -98,6 +99,9 @@ def _entry(key: Key) -> MemoryEntry:
 # entries): a save into a memory of a million took 9 s and 1.3 GB weighing them all, 0.3 s
 # without the check. An older entry is not suggested; `oryxtui memory replace` still takes it.
 CHECKED_BYTES = 4 << 20
+# The kept term index is written again once this many entries are newer than it (each process
+# indexes those itself meanwhile: a few lines cost less than writing the whole index per save).
+TERMS_BEHIND = 64
 
 
 class Currency(Steering, Chronicle, Relating):
@@ -178,11 +182,24 @@ class Currency(Steering, Chronicle, Relating):
         if known is not None and known[0] == version:
             return known[1]
         entries = store.read(name, CHECKED_BYTES).archival
-        subjects = known[1] if known is not None else Subjects()
+        # A process that has not indexed this memory reads the index kept beside it.
+        kept_at = getattr(store, "terms_file", None)
+        path = kept_at(name) if kept_at is not None else None
+        lines = lines_of(entries)
+        kept = read_terms(path, lines) if path is not None and known is None else None
+        if known is not None:
+            subjects = known[1]
+        elif kept is not None:
+            subjects = Subjects.kept(lines[: len(kept.terms)], kept.terms, kept.postings)
+        else:
+            subjects = Subjects()
         with self._subjects_lock:
             if not subjects.follow(entries):  # another writer appended: only theirs is read
                 subjects = Subjects(entries)
             cache[name] = (version, subjects)
+            behind = len(subjects.lines) - (0 if kept is None else len(kept.terms))
+            if path is not None and (kept is None or behind > TERMS_BEHIND):
+                write_terms(path, subjects.lines, subjects.terms, subjects.postings)
         return subjects
 
     def about(self, agent: AgentArg, content: str) -> frozenset[str]:

@@ -72,6 +72,12 @@ class MarkdownMemoryStore:
         self.workspace.check_read_target(path)
         return path
 
+    def terms_file(self, agent: str | None) -> Path:
+        """Where the check of what a save replaces keeps its term index of the agent's memory
+        (`oryxtui/memory/terms_file.py`): MEMORY.md.terms beside it."""
+        path = self._path(agent)
+        return path.with_name(path.name + ".terms")
+
     # Storage ----------------------------------------------------------------------------------
 
     def read(

@@ -1,0 +1,68 @@
+"""The check's term index kept beside MEMORY.md (issue 56, item 4): a process that saves once
+reads it rather than working out every entry's terms; it is private, follows the memory's
+appends, and anything wrong with it — damaged, of another memory, unwritable — only makes it
+anew: the check's answer is the same either way."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from oryxtui.config import Settings
+from oryxtui.memory import MemoryService
+from oryxtui.memory.terms_file import read_terms
+from oryxtui.workspace import Workspace
+from tests.support import agents_with_notes
+
+ROUTINE = [f"Routine check {n} of service s{n}: all green." for n in range(80)]
+OLD, NEW = "Staging host for ledger is stg-11.", "Staging host for ledger is now stg-14."
+
+
+def _fresh(workspace: Workspace) -> MemoryService:
+    return MemoryService.open(workspace, Settings())  # a new process: nothing indexed
+
+
+def _terms(workspace: Workspace) -> Path:
+    memory = workspace.memory_file("ops")
+    return memory.with_name(memory.name + ".terms")
+
+
+def _filled(workspace: Workspace) -> Workspace:
+    agents_with_notes(workspace, "ops")
+    writer = _fresh(workspace)
+    for text in [*ROUTINE, OLD]:
+        writer.save("ops", text)
+    return workspace
+
+
+def test_the_check_keeps_its_index_and_a_new_process_reads_it(workspace: Workspace) -> None:
+    _filled(workspace)
+    first = _fresh(workspace).may_update("ops", NEW)
+    kept = _terms(workspace)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # as private as the memory
+    lines = _fresh(workspace).snapshot("ops").archival
+    index = read_terms(kept, [entry.line for entry in lines])
+    assert index is not None and len(index.terms) == len(lines)
+    assert "stg" in index.postings and "ledger" in index.terms[-1]
+    again = _fresh(workspace).may_update("ops", NEW)  # read from the file: the same answer
+    assert [u.entry for u in again] == [u.entry for u in first] and again[0].entry.content == OLD
+    # Saves since are followed (the file is not written for each: it is a few lines behind).
+    _fresh(workspace).save("ops", "Primary region for ledger is eu-west-1.")
+    follows = _fresh(workspace).may_update("ops", "Primary region for ledger is now us-east-2.")
+    assert [u.entry.content for u in follows] == ["Primary region for ledger is eu-west-1."]
+
+
+def test_a_damaged_or_foreign_index_is_made_anew(workspace: Workspace) -> None:
+    _filled(workspace)
+    expected = [u.entry for u in _fresh(workspace).may_update("ops", NEW)]
+    kept = _terms(workspace)
+    for wrong in (b"\x00\xff not json", b'{"format": "oryxtui-terms/2"}', b"[]"):
+        kept.write_bytes(wrong)
+        assert [u.entry for u in _fresh(workspace).may_update("ops", NEW)] == expected
+        assert json.loads(kept.read_bytes())["count"] == len(ROUTINE) + 2  # made anew
+    # An index of other entries (a line edited by hand): its digest does not match.
+    data = json.loads(kept.read_bytes())
+    kept.write_text(json.dumps(data | {"digest": "0" * 64}))
+    assert [u.entry for u in _fresh(workspace).may_update("ops", NEW)] == expected
+    assert json.loads(kept.read_bytes())["digest"] != "0" * 64
