@@ -274,6 +274,10 @@ class ApiSettings(_Section):
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
     # Requests a minute per key (or token); 0: no limit. Counted by each server process.
     rate_limit_per_minute: int = Field(600, ge=0)
+    # Seconds of the server's work each key may spend on costly reads (the memory as of a
+    # moment, the past searched, the suggestions) at once, and the rate that share refills.
+    costly_seconds: float = Field(3.0, gt=0, le=3600)
+    costly_refill_per_second: float = Field(0.5, gt=0, le=64)
     # An SSE comment this often keeps proxies from closing a quiet event stream; each stream
     # checks its key again this often too (a revocation also ends it at once).
     heartbeat_seconds: float = Field(15.0, gt=0, le=300)

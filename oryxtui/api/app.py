@@ -20,7 +20,7 @@ from oryxtui.api.health import Health
 from oryxtui.api.health import router as health_router
 from oryxtui.api.instrumented import Instrumented
 from oryxtui.api.keys import KeyStore
-from oryxtui.api.limits import RateLimit, StreamSlots
+from oryxtui.api.limits import CostBudget, RateLimit, StreamSlots
 from oryxtui.api.metrics import ServerMetrics
 from oryxtui.api.middleware import (
     Answers,
@@ -33,7 +33,7 @@ from oryxtui.api.routes import router
 from oryxtui.api.scrape import router as metrics_router
 from oryxtui.api.state import ApiState
 from oryxtui.api.streams import router as streams_router
-from oryxtui.api.waiting import AgentQueue
+from oryxtui.api.waiting import AgentQueue, CostlyReads
 from oryxtui.config import Settings
 from oryxtui.errors import UsageError
 from oryxtui.hosts import WILDCARD_BINDS, allowed_host_names, is_loopback
@@ -85,6 +85,9 @@ def create_api(
         streams=streams,
         runner=place.loop(),
         queue=AgentQueue(),
+        costly=CostlyReads(
+            CostBudget(settings.api.costly_seconds, settings.api.costly_refill_per_second)
+        ),
         scrub=scrub,
         keys=keys,
         auth=auth,

@@ -20,7 +20,7 @@ from oryxtui.api.models import (
     saved_entry,
 )
 from oryxtui.api.operations import done, operation
-from oryxtui.api.routes import AgentName, Memory, Queue, Writes, json_body
+from oryxtui.api.routes import AgentName, Costly, Memory, Queue, Writes, json_body
 from oryxtui.api.routes import router as memory_router
 from oryxtui.moments import moment_of
 
@@ -48,18 +48,19 @@ async def replace_entry(
 
 
 @router.get("/{name}/memory/replaced", response_model=Envelope[list[ReplacedVersion]])
-async def replaced(name: AgentName, memory: Memory, queue: Queue) -> Response:
+async def replaced(name: AgentName, memory: Memory, costly: Costly) -> Response:
     """The versions replaced and not brought back, newest first: when each stopped being true
-    and what took its place (its chain followed to the current version)."""
-    versions = await queue.run(name, memory.replaced_versions, name)
+    and what took its place (its chain followed to the current version). A costly read: 429
+    past the key's share of the server's time."""
+    versions = await costly.run("the versions replaced", memory.replaced_versions, name)
     return answer([version.to_json() for version in versions])
 
 
 @router.get("/{name}/memory/suggestions", response_model=Envelope[list[Suggestion]])
-async def suggestions(name: AgentName, memory: Memory, queue: Queue) -> Response:
+async def suggestions(name: AgentName, memory: Memory, costly: Costly) -> Response:
     """What saves probably replace and nobody acted on (both entries still there), newest
     first."""
-    found = await queue.run(name, memory.suggestions, name)
+    found = await costly.run("the suggestions", memory.suggestions, name)
     return answer(
         [Suggestion(old=saved_entry(old), new=saved_entry(new), change=n) for old, new, n in found]
     )
@@ -84,12 +85,14 @@ async def act_on_suggestion(
 
 
 @router.get("/{name}/memory/as-of/{moment}", response_model=Envelope[MemoryAt])
-async def memory_at(name: AgentName, moment: str, memory: Memory, queue: Queue) -> Response:
+async def memory_at(name: AgentName, moment: str, memory: Memory, costly: Costly) -> Response:
     """The memory as it stood at `moment` (2026-07-01T09:30:00, or a date: the end of that
     day), from the history, and the memory block it injected then; 400 for a moment before
-    the history starts."""
+    the history starts. A costly read: 429 past the key's share of the server's time."""
     when = moment_of(moment)
-    snapshot, block, n = await queue.run(name, memory.as_of_time, name, when)
+    snapshot, block, n = await costly.run(
+        "the memory as of a moment", memory.as_of_time, name, when
+    )
     return answer(
         MemoryAt.model_construct(
             time=when.isoformat(timespec="seconds"),

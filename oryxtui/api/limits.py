@@ -64,6 +64,51 @@ class RateLimit:
                 del self._buckets[caller]
 
 
+class CostBudget:
+    """Seconds of the server's work each caller may spend on costly reads: a bucket of
+    `seconds` that refills at `per_second`, charged what each read took; a caller in debt is
+    refused (429, with when to try again) until it has refilled."""
+
+    def __init__(
+        self,
+        seconds: float = 3.0,
+        per_second: float = 0.5,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self.per_second = per_second
+        self.monotonic = monotonic
+        self._buckets: dict[str, tuple[float, float]] = {}  # caller → (seconds left, when)
+        self._lock = threading.Lock()
+
+    def check(self, caller: str, doing: str) -> None:
+        """TooManyRequests when `caller` has spent its share; nothing is charged."""
+        left = self._left(caller, 0.0)
+        if left < 0:
+            wait = -left / self.per_second
+            raise TooManyRequests(
+                f"{caller} has used its share of the server's time for {doing} (the memory "
+                f"as of a moment, the past searched, the suggestions); nothing was done — try "
+                f"again in {wait:.1f} s."
+            )
+
+    def charge(self, caller: str, seconds: float) -> None:
+        self._left(caller, seconds)
+
+    def _left(self, caller: str, spent: float) -> float:
+        now = self.monotonic()
+        with self._lock:
+            left, then = self._buckets.get(caller, (self.seconds, now))
+            left = min(self.seconds, left + (now - then) * self.per_second) - spent
+            if left >= self.seconds:
+                self._buckets.pop(caller, None)  # full: the same as none
+            else:
+                if len(self._buckets) >= MAX_CALLERS and caller not in self._buckets:
+                    self._buckets.clear()  # a flood of callers: every one starts full
+                self._buckets[caller] = (left, now)
+            return left
+
+
 class StreamSlots:
     """How many event streams are open, per caller and in all."""
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, ValidationError
 
@@ -38,6 +39,7 @@ from oryxtui.api.models import (
 from oryxtui.api.operations import done, operation, reviewing, searching
 from oryxtui.api.state import (
     caller_of,
+    costly_of,
     memory_of,
     place_of,
     queue_of,
@@ -46,7 +48,7 @@ from oryxtui.api.state import (
     settings_of,
     workspace_of,
 )
-from oryxtui.api.waiting import AgentQueue
+from oryxtui.api.waiting import AgentQueue, CallersReads
 from oryxtui.config import Settings
 from oryxtui.errors import NotFound, OryxError, UsageError
 from oryxtui.memory import MemoryService
@@ -90,10 +92,17 @@ def needs(scope: Scope, doing: str) -> Any:
     return Depends(check)
 
 
+def costly_for(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> CallersReads:
+    """The costly reads charged to the caller: its key (the server's token: one budget)."""
+    spender = "the server's token" if caller.name is None else f"key {caller.name!r}"
+    return CallersReads(costly_of(request), spender)
+
+
 AgentName = Annotated[str | None, Depends(known_agent)]
 Writes = [needs(Scope.WRITE, "changing memory")]
 Memory = Annotated[MemoryService, Depends(memory_of)]
 Queue = Annotated[AgentQueue, Depends(queue_of)]
+Costly = Annotated[CallersReads, Depends(costly_for)]
 Scrub = Annotated[Callable[[str], str], Depends(scrubber_of)]
 
 router = APIRouter(prefix="/api/v1/agents", responses=FAILURES)
@@ -299,14 +308,14 @@ async def act_on_review(
 
 
 @router.get("/{name}/memory/history/{change}", response_model=Envelope[MemoryAsOf])
-async def as_of(name: AgentName, change: int, memory: Memory, queue: Queue) -> Response:
+async def as_of(name: AgentName, change: int, memory: Memory, costly: Costly) -> Response:
     """The memory right after change `change`, and the memory block it injected; 404 for a
-    change from before the history knew the memory."""
+    change from before the history knew the memory. A costly read (429 past the key's share)."""
 
     def read() -> tuple[Any, Any]:
         return memory.change_record(name, change), memory.as_of(name, change)
 
-    record, then = await queue.run(name, read)
+    record, then = await costly.run("the memory as of a change", read)
     if then is None:
         raise NotFound(f"The history does not hold the memory as of change {change}.")
     snapshot, block = then
@@ -369,10 +378,11 @@ def index_status(name: AgentName, memory: Memory) -> Response:
 
 
 @router.get("/{name}/memory/recall", response_model=Envelope[RecallResult])
-def recall(
+async def recall(
     name: AgentName,
     keyword: str,
     memory: Memory,
+    costly: Costly,
     explain: bool = False,
     as_of: str | None = None,
     include_replaced: bool = False,
@@ -385,9 +395,11 @@ def recall(
     with searching(name, keyword, memory) as told:
         if as_of is not None or include_replaced:
             moment = None if as_of is None else moment_of(as_of)
-            found = told(memory.recall_past(name, keyword, moment, include_replaced))
+            past = memory.recall_past
+            doing = "the past searched"
+            found = told(await costly.run(doing, past, name, keyword, moment, include_replaced))
         else:
-            found = told(memory.recall(name, keyword))
+            found = told(await anyio.to_thread.run_sync(memory.recall, name, keyword))
     data: dict[str, Any] = found.to_json(explain)
     if data["index"] is not None:
         data["index"] = IndexInfo.model_construct(**data["index"])

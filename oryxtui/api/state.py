@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from oryxtui.api.keys import KeyStore
     from oryxtui.api.limits import StreamSlots
     from oryxtui.api.metrics import ServerMetrics
-    from oryxtui.api.waiting import AgentQueue
+    from oryxtui.api.waiting import AgentQueue, CostlyReads
     from oryxtui.config import Settings
     from oryxtui.memory.service import MemoryService
     from oryxtui.places import Here
@@ -38,6 +38,7 @@ class ApiState:
     streams: StreamSlots
     runner: AgentLoop
     queue: AgentQueue
+    costly: CostlyReads
     scrub: Callable[[str], str]
     keys: KeyStore
     auth: Authenticator
@@ -79,6 +80,10 @@ def runner_of(request: Request) -> AgentLoop:
 
 def queue_of(request: Request) -> AgentQueue:
     return state_of(request).queue
+
+
+def costly_of(request: Request) -> CostlyReads:
+    return state_of(request).costly
 
 
 def scrubber_of(request: Request) -> Callable[[str], str]:

@@ -5,6 +5,7 @@ to one agent never holds up the answers about the others."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
@@ -13,12 +14,53 @@ from typing import TypeVar
 import anyio.to_thread
 from anyio import CapacityLimiter
 
+from oryxtui.api.limits import CostBudget
 from oryxtui.errors import ServiceUnavailable
 from oryxtui.phrases import agent_label
 
 PER_AGENT = 8  # requests waiting on one agent's memory at once
 THREADS = 16  # threads for all of them (the other requests keep the default pool)
 Result = TypeVar("Result")
+
+
+COSTLY_THREADS = 2  # threads for costly reads, all callers together
+
+
+class CostlyReads:
+    """The reads that cost the server most — the memory as of a moment, the past searched,
+    the replaced versions, the suggestions, the history — each charged to its caller's budget
+    (`CostBudget`: 429 with a sentence past it, never 503) and run on threads of their own,
+    so that the probes, the saves and the memory now are not kept waiting behind them."""
+
+    def __init__(self, budget: CostBudget | None = None, threads: int = COSTLY_THREADS) -> None:
+        self.budget = budget or CostBudget()
+        self._threads = CapacityLimiter(threads)
+
+    async def run(
+        self, caller: str, doing: str, work: Callable[..., Result], *args: object
+    ) -> Result:
+        """`work(*args)` on the costly reads' threads, its time charged to `caller`; refused
+        (TooManyRequests) before anything is done when `caller` has spent its share."""
+        self.budget.check(caller, doing)
+
+        def timed() -> Result:
+            started = time.monotonic()
+            try:
+                return work(*args)
+            finally:
+                self.budget.charge(caller, time.monotonic() - started)
+
+        return await anyio.to_thread.run_sync(timed, limiter=self._threads)
+
+
+class CallersReads:
+    """The costly reads, for one request's caller."""
+
+    def __init__(self, reads: CostlyReads, caller: str) -> None:
+        self.reads, self.caller = reads, caller
+
+    async def run(self, doing: str, work: Callable[..., Result], *args: object) -> Result:
+        return await self.reads.run(self.caller, doing, work, *args)
 
 
 class AgentQueue:

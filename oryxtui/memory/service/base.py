@@ -36,6 +36,7 @@ from oryxtui.memory.format import (
     parse_scope,
 )
 from oryxtui.memory.history import CLI, Actor, change, current_actor, is_mcp
+from oryxtui.memory.history.timeline import Timeline
 from oryxtui.memory.snapshot import MemoryRead, MemorySnapshot
 from oryxtui.memory.store import (
     Editable,
@@ -110,9 +111,9 @@ class ServiceBase:
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
         self._engine_lock = threading.Lock()
-        # The subjects of each memory's entries, for the check of what a save replaces
-        self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}
+        self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}  # the check's index
         self._subjects_lock = threading.Lock()
+        self._timelines: dict[str | None, Timeline] = {}  # each history replayed (as of)
         self.checks_updates = True  # [memory] may_update
         # Which agent a name really is, links followed (the workspace's one answer to it)
         self.real_agent: Callable[[str], str | None] = lambda name: name

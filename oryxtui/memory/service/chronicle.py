@@ -8,8 +8,9 @@ from datetime import datetime
 
 from oryxtui.errors import MemoryWriteError, UsageError
 from oryxtui.memory.format import MemoryEntry, entry_id
-from oryxtui.memory.history import Record, cleaned, memory_at
+from oryxtui.memory.history import Record, cleaned
 from oryxtui.memory.history import origins as history_origins
+from oryxtui.memory.history.timeline import Timeline
 from oryxtui.memory.history.validity import last_change_by
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.snapshot import MemorySnapshot
@@ -71,7 +72,8 @@ class Chronicle(ServiceBase):
         before the history knew the memory)."""
         store = self._recorded()
         name = self.resolve_agent(agent)
-        lines = memory_at(store.changes(name).records, n)
+        timeline = self._timelines.setdefault(name, Timeline())  # one made, whoever races
+        lines = timeline.memory_at(store.changes(name).records, n)
         if lines is None:
             return None
         read = store.memory_read(lines)
