@@ -165,10 +165,10 @@ class Subjects:
         finally:
             for held in self.terms[have:]:
                 for term in held:
-                    postings = self.postings[term]
+                    postings = self.postings.get(term)  # (gone: another of them held it too)
                     while postings and postings[-1] >= have:
                         postings.pop()
-                    if not postings:
+                    if postings == []:
                         del self.postings[term]
             del self.lines[have:], self.terms[have:]
 

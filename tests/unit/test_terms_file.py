@@ -66,3 +66,25 @@ def test_a_damaged_or_foreign_index_is_made_anew(workspace: Workspace) -> None:
     kept.write_text(json.dumps(data | {"digest": "0" * 64}))
     assert [u.entry for u in _fresh(workspace).may_update("ops", NEW)] == expected
     assert json.loads(kept.read_bytes())["digest"] != "0" * 64
+
+
+def test_the_check_against_held_saves_leaves_the_index_as_it_was(workspace: Workspace) -> None:
+    """Saves waiting for review are counted while a save is checked, then gone again — two of
+    them sharing words included."""
+    from oryxtui.memory.format import Scope, entry_from_line
+
+    _filled(workspace)
+    memory = _fresh(workspace)
+    subjects = memory._subjects_of("ops")
+    assert subjects is not None
+    before = (list(subjects.lines), {t: list(p) for t, p in subjects.postings.items()})
+    held = [
+        entry_from_line(f"- [2026-12-07 10:03] {text}", Scope.ARCHIVAL)
+        for text in (
+            "Staging database for ledger is quokka-3.",
+            "Payout staging runs on quokka-web.",
+        )
+    ]
+    found = memory.may_update("ops", "Staging database for ledger is quokka-7.", held)
+    assert [u.entry for u in found] == [held[0]] and found[0].held
+    assert (subjects.lines, subjects.postings) == before
