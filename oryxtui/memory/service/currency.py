@@ -298,11 +298,11 @@ class Currency(Steering, Chronicle, Relating):
         with the approval, and the inbox suggests it."""
         name = self.resolve_agent(agent)
         wanted = None if ids is None else set(ids)
-        found = {
-            entry.line: self._found_again(name, entry)
-            for entry in self._held_saves(name)
-            if wanted is None or entry.id in wanted
-        }
+        chosen = [e for e in self._held_saves(name) if wanted is None or e.id in wanted]
+        known = (
+            {(old.line, new.line) for old, new, _ in self.suggestions(name)} if chosen else set()
+        )
+        found = {entry.line: self._found_again(name, entry, known) for entry in chosen}
         done = super().approve(name, ids)
         for entry in done:
             if found.get(entry.line):
@@ -311,15 +311,17 @@ class Currency(Steering, Chronicle, Relating):
                 self._recorded().note(name, replace(record, may_update=keys))
         return done
 
-    def _found_again(self, name: str | None, entry: MemoryEntry) -> list[MemoryEntry]:
-        """What the check finds now that `entry` (held) updates — older than it, and not
-        recorded with it when it was held."""
+    def _found_again(
+        self, name: str | None, entry: MemoryEntry, known: set[tuple[str, str]]
+    ) -> list[MemoryEntry]:
+        """What the check finds now that `entry` (held) updates — older than it, and not among
+        the suggestions `known` already (old line, new line)."""
         try:
             found = [u.entry for u in self.may_update(name, entry.content)]
         except OryxError:
             return []
-        known = {s[0].line for s in self.suggestions(name) if s[1].line == entry.line}
-        return [e for e in found if (e.time or "") <= (entry.time or "") and e.line not in known]
+        older = [e for e in found if (e.time or "") <= (entry.time or "")]
+        return [e for e in older if (e.line, entry.line) not in known]
 
     def replaced_versions(self, agent: AgentArg = FROM_CONTEXT) -> list[Version]:
         """Every version a replacement took out and nobody brought back, newest first."""
