@@ -87,9 +87,8 @@ class CostBudget:
         if left < 0:
             wait = -left / self.per_second
             raise TooManyRequests(
-                f"{caller} has used its share of the server's time for {doing} (the memory "
-                f"as of a moment, the past searched, the suggestions); nothing was done — try "
-                f"again in {wait:.1f} s."
+                f"{caller} has used its share of the server's time for costly reads ({doing}); "
+                f"nothing was done — try again in {wait:.1f} s."
             )
 
     def charge(self, caller: str, seconds: float) -> None:

@@ -27,8 +27,8 @@ COSTLY_THREADS = 2  # threads for costly reads, all callers together
 
 
 class CostlyReads:
-    """The reads that cost the server most — the memory as of a moment, the past searched,
-    the replaced versions, the suggestions, the history — each charged to its caller's budget
+    """The reads that cost the server most — the memory as of a moment or a change, the past
+    searched, the replaced versions, the suggestions — each charged to its caller's budget
     (`CostBudget`: 429 with a sentence past it, never 503) and run on threads of their own,
     so that the probes, the saves and the memory now are not kept waiting behind them."""
 
