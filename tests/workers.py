@@ -24,11 +24,13 @@ def main(argv: list[str]) -> None:
     backend = "sqlite" if mode.startswith("sqlite-") else "markdown"
     settings = Settings(memory=MemorySettings(backend=backend))
     service = MemoryService.open(workspace, settings)
-    # What oryxtui imports only when first needed (the lock, AGENT.md's YAML): imported now, so
-    # that "ready" means ready to write and a kill soon after it lands mid-write, not mid-import.
+    # What oryxtui imports only when first needed (the lock, AGENT.md's YAML, the ranking a
+    # save's related entries come from): imported now, so that "ready" means ready to write
+    # and a kill soon after it lands mid-write, not mid-import.
     import filelock  # noqa: F401
     import yaml  # noqa: F401
 
+    import oryxtui.memory.recall.engine  # noqa: F401
     from oryxtui.memory.tokens import terms
 
     terms("compiled")  # the word expressions an episode's terms are read with

@@ -224,3 +224,58 @@ def test_a_model_reads_an_entry_whole_as_upstream_or_without_its_time(
         service.sync_index(f"reader{int(reads_content)}")
         expected = "the staging database is db-stg-3"
         assert reader.seen == [expected if reads_content else f"- [2026-12-07 09:30:00] {expected}"]
+
+
+def test_a_word_index_grown_by_appends_scores_as_one_made_whole() -> None:
+    from oryxtui.memory.recall import lexical
+
+    words = [
+        "deploy",
+        "window",
+        "friday",
+        "ledger",
+        "staging",
+        "host",
+        "payout",
+        "team",
+        "rotate",
+        "certificate",
+        "部署窗口",
+    ]
+    texts = [
+        " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(1 + i % 6)) + f" s{i % 13}"
+        for i in range(300)
+    ]
+    grown = lexical.LexicalIndex(texts[:200])
+    for start in range(200, 300, 25):  # four saves' worth of appends
+        extended = grown.extended(texts[start : start + 25])
+        assert extended is not None
+        grown = extended
+    whole = lexical.LexicalIndex(texts)
+    for query in ("deploy friday", "ledger s3", "staging host payout", "部署", "certificate s12"):
+        found, scores = grown.search(query)
+        expected, expected_scores = whole.search(query)
+        assert found.tolist() == expected.tolist()
+        assert np.allclose(scores, expected_scores)
+        assert grown.coverage(query) == whole.coverage(query)
+    # Past its segments it is made whole again (the caller does).
+    many = lexical.LexicalIndex(texts[:1])
+    for text in texts[1 : lexical.MAX_SEGMENTS]:
+        step = many.extended([text])
+        assert step is not None
+        many = step
+    assert many.extended(["one more"]) is None
+
+
+def test_recall_after_saves_ranks_as_a_fresh_engine_does(workspace: Workspace) -> None:
+    settings = Settings()
+    memory = MemoryService.open(workspace, settings, lambda: datetime(2026, 12, 7, 9, 30))
+    for n in range(40):
+        memory.save("grow", f"routine check {n} of service s{n % 7}: deploy window ok")
+    memory.recall("grow", "deploy window")  # the word index made
+    for n in range(5):
+        memory.save("grow", f"staging host for ledger is stg-{n}")
+        warm = memory.recall("grow", "staging host ledger")
+        fresh = MemoryService.open(workspace, settings).recall("grow", "staging host ledger")
+        assert [h.entry for h in warm.hits] == [h.entry for h in fresh.hits]
+        assert [h.score for h in warm.hits] == [h.score for h in fresh.hits]

@@ -62,6 +62,14 @@ class Prepared:
         self.recency_rank = np.empty(self.size, dtype=np.int64)  # 0: the newest entry
         self.recency_rank[self.recency] = np.arange(self.size)
         self._lexical: LexicalIndex | None = None
+        # Entries appended to the version before: its word index grows by them (a save).
+        if before is not None and before._lexical is not None:
+            have = len(before.texts)
+            if len(self.texts) == have and self.texts == before.texts:
+                self._lexical = before._lexical
+            elif len(self.texts) > have and self.texts[:have] == before.texts:
+                new = [content_of(text) for text in self.texts[have:]]
+                self._lexical = before._lexical.extended(new)
         self._keyword: RecallIndex | None = None
         self._rows: tuple[int, int, np.ndarray] | None = None
         self._id_of_hash: dict[str, int] | None = None
