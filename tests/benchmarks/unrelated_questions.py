@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
+from oryxtui.memory.tokens import terms
+
 UNRELATED = [
     "What is the atomic number of molybdenum?",
     "Who composed the Brandenburg Concertos?",
@@ -54,8 +56,8 @@ _VOWELS = "aeiouy"
 
 
 def nonsense(count: int, known: Iterable[str], seed: int = 11) -> list[str]:
-    """`count` made-up queries (one to three invented words) none of whose words is in
-    `known` (the terms of every turn)."""
+    """`count` made-up queries (one to three invented words) none of whose words, nor their
+    terms, is in `known` (the terms of every turn)."""
     rng = random.Random(seed)
     taken = set(known)
     found: list[str] = ["zzzz-no-such"]
@@ -67,6 +69,8 @@ def nonsense(count: int, known: Iterable[str], seed: int = 11) -> list[str]:
                 for _ in range(rng.randint(2, 4))
             )
             words.append(word)
-        if not taken & set(words):
+        # Made up as the engine reads it: a word whose folded term is real ("bes" → "be") is
+        # no made-up word, whatever its letters.
+        if not taken & {*words, *terms(" ".join(words))}:
             found.append(" ".join(words))
     return found[:count]

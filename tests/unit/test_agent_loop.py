@@ -137,9 +137,9 @@ def test_several_tool_calls_run_in_order(agent_workspace: Workspace) -> None:
     script = [
         {
             "tool_calls": [
-                ("save_memory", {"content": "one"}),
-                ("save_memory", {"content": "two"}),
-                ("recall_memory", {"keyword": "o"}),
+                ("save_memory", {"content": "ops one"}),
+                ("save_memory", {"content": "ops two"}),
+                ("recall_memory", {"keyword": "ops"}),
             ]
         },
         {"text": "done"},
@@ -147,10 +147,10 @@ def test_several_tool_calls_run_in_order(agent_workspace: Workspace) -> None:
     with ScriptedLLM(script) as llm:
         events = run(make_runner(agent_workspace, llm.base_url), "save two things")
     calls = [json.loads(e.arguments) for e in events if e.kind == "tool_call"]
-    assert calls == [{"content": "one"}, {"content": "two"}, {"keyword": "o"}]
+    assert calls == [{"content": "ops one"}, {"content": "ops two"}, {"keyword": "ops"}]
     hits = json.loads([e for e in events if e.kind == "tool_result"][2].text)["entries"]
     # Ranked recall: two equal matches, the newer first.
-    assert [h.split("] ", 1)[1] for h in hits] == ["two", "one"]
+    assert [h.split("] ", 1)[1] for h in hits] == ["ops two", "ops one"]
     tool_messages = [m for m in llm.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1", "call_2"]
 

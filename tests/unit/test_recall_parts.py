@@ -279,3 +279,21 @@ def test_recall_after_saves_ranks_as_a_fresh_engine_does(workspace: Workspace) -
         fresh = MemoryService.open(workspace, settings).recall("grow", "staging host ledger")
         assert [h.entry for h in warm.hits] == [h.entry for h in fresh.hits]
         assert [h.score for h in warm.hits] == [h.score for h in fresh.hits]
+
+
+def test_a_substring_admits_an_entry_only_where_it_begins_a_word(workspace: Workspace) -> None:
+    memory = MemoryService.open(workspace, Settings(), lambda: datetime(2026, 12, 7, 9, 30))
+    for text in ("Harry Potter is so immersive", "RSI flare-up after the long week",
+                 "staging moved to db-stg-3", "部署窗口在周五"):  # fmt: skip
+        memory.save("words", text)
+    assert [h.entry.content for h in memory.recall("words", "rsi").hits] == [
+        "RSI flare-up after the long week"
+    ]  # not "immersive"
+    assert [h.entry.content for h in memory.recall("words", "stg").hits] == [
+        "staging moved to db-stg-3"
+    ]
+    assert memory.recall("words", "rr").hits == []  # "Harry": inside a word
+    assert [h.entry.content for h in memory.recall("words", "窗口").hits] == ["部署窗口在周五"]
+    upstream = Settings.model_validate({"memory": {"recall": {"profile": "upstream"}}})
+    kept = MemoryService.open(workspace, upstream).recall("words", "rr")
+    assert [h.entry.content for h in kept.hits if "Harry" in h.entry.content]  # upstream's rule

@@ -5,12 +5,20 @@ The floor decides admission, never the order among what is admitted."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 import numpy as np
 
 from oryxtui.config import RecallSettings
 from oryxtui.memory.recall.embedders import Embedder
 from oryxtui.memory.recall.fusion import Route
-from oryxtui.memory.recall.relevance import relevant, similarity_floor, standout_floor
+from oryxtui.memory.recall.relevance import (
+    mostly_cjk,
+    relevant,
+    similarity_floor,
+    standout_floor,
+)
 
 # The similarity spread is measured over at least this many entries (below, the floor alone).
 SPREAD_SAMPLE = 10
@@ -51,6 +59,18 @@ def relevant_by_meaning(
     band = standout_floor(settings.min_similarity, embedder, query)
     spread = settings.similarity_spread if sample else None
     return route.ids[relevant(scores, meaning_floor(settings, embedder, query), band, spread)]
+
+
+def at_word_start(texts: Sequence[str], ids: np.ndarray, query: str) -> np.ndarray:
+    """Of the entries holding `query` (upstream's substring match), those where it begins a
+    word — "rsi" finds "RSI flare-up", not "diversity"; "stg" finds "db-stg-3" — so that a
+    made-up or clipped word is no reason to admit a line. Text without word breaks (CJK) and
+    a query that does not start with a letter or digit keep the plain substring rule."""
+    needle = query.strip()
+    if not len(ids) or not needle or not needle[0].isalnum() or mostly_cjk(needle):
+        return ids
+    starts = re.compile(r"(?<![^\W_])" + re.escape(needle), re.IGNORECASE)
+    return ids[[starts.search(texts[int(i)]) is not None for i in ids]]
 
 
 def admitted(size: int, *found: np.ndarray) -> np.ndarray:

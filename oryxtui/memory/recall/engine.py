@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from oryxtui.errors import EmbedderError
-from oryxtui.memory.recall.admit import admitted, meaning_floor, relevant_by_meaning, strong_words
+from oryxtui.memory.recall.admit import (
+    admitted,
+    at_word_start,
+    meaning_floor,
+    relevant_by_meaning,
+    strong_words,
+)
 from oryxtui.memory.recall.embedders import Embedder
 from oryxtui.memory.recall.explain import explained
 from oryxtui.memory.recall.fusion import Route
@@ -134,7 +140,8 @@ class RecallEngine:
             # The floors decide which entries may be hits at all; among those, meaning's
             # whole view (not only what it finds relevant) has its say in the order.
             words = strong_words(lexical_ids, lexical_scores, settings.word_floor)
-            eligible = admitted(prepared.size, keyword_ids, words, similar)
+            spelled = at_word_start(prepared.texts, keyword_ids, query)
+            eligible = admitted(prepared.size, spelled, words, similar)
         scale = float(getattr(self.embedder, "meaning_scale", MEANING_SCALE))
         ids, scores = ordered(settings, prepared, chosen, eligible, scale)
         hits = explained(prepared, chosen, ids, scores)
