@@ -123,17 +123,16 @@ class Subjects:
             self._take(entry, held)
 
     @classmethod
-    def kept(
-        cls,
-        lines: Sequence[str],
-        held: Sequence[Sequence[str]],
-        postings: dict[str, list[int]],
-    ) -> Subjects:
-        """The index of entries as it was kept (on disk): their lines, terms and postings."""
+    def kept(cls, lines: Sequence[str], held: Sequence[Sequence[str]]) -> Subjects:
+        """The index of entries whose terms were kept (on disk): their lines and terms; each
+        term's entries made from those."""
         subjects = cls()
         subjects.lines = list(lines)
         subjects.terms = [frozenset(terms_held) for terms_held in held]
-        subjects.postings = postings
+        postings = subjects.postings
+        for position, terms_held in enumerate(subjects.terms):
+            for term in terms_held:
+                postings.setdefault(term, []).append(position)
         return subjects
 
     def follow(self, entries: Sequence[MemoryEntry]) -> bool:

@@ -43,8 +43,8 @@ def test_the_check_keeps_its_index_and_a_new_process_reads_it(workspace: Workspa
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # as private as the memory
     lines = _fresh(workspace).snapshot("ops").archival
     index = read_terms(kept, [entry.line for entry in lines])
-    assert index is not None and len(index.terms) == len(lines)
-    assert "stg" in index.postings and "ledger" in index.terms[-1]
+    assert index is not None and len(index) == len(lines)
+    assert any("stg" in held for held in index) and "ledger" in index[-1]
     again = _fresh(workspace).may_update("ops", NEW)  # read from the file: the same answer
     assert [u.entry for u in again] == [u.entry for u in first] and again[0].entry.content == OLD
     # Saves since are followed (the file is not written for each: it is a few lines behind).
@@ -61,6 +61,11 @@ def test_a_damaged_or_foreign_index_is_made_anew(workspace: Workspace) -> None:
         kept.write_bytes(wrong)
         assert [u.entry for u in _fresh(workspace).may_update("ops", NEW)] == expected
         assert json.loads(kept.read_bytes())["count"] == len(ROUTINE) + 2  # made anew
+    # Of these very entries, but not terms (a hand-made file): no traceback, made anew.
+    data = json.loads(kept.read_bytes())
+    kept.write_text(json.dumps(data | {"terms": [[1]] * data["count"]}))
+    assert [u.entry for u in _fresh(workspace).may_update("ops", NEW)] == expected
+    assert json.loads(kept.read_bytes())["terms"][0] != [1]
     # An index of other entries (a line edited by hand): its digest does not match.
     data = json.loads(kept.read_bytes())
     kept.write_text(json.dumps(data | {"digest": "0" * 64}))

@@ -190,16 +190,16 @@ class Currency(Steering, Chronicle, Relating):
         if known is not None:
             subjects = known[1]
         elif kept is not None:
-            subjects = Subjects.kept(lines[: len(kept.terms)], kept.terms, kept.postings)
+            subjects = Subjects.kept(lines[: len(kept)], kept)
         else:
             subjects = Subjects()
         with self._subjects_lock:
             if not subjects.follow(entries):  # another writer appended: only theirs is read
                 subjects = Subjects(entries)
             cache[name] = (version, subjects)
-            behind = len(subjects.lines) - (0 if kept is None else len(kept.terms))
+            behind = len(subjects.lines) - (0 if kept is None else len(kept))
             if path is not None and (kept is None or behind > TERMS_BEHIND):
-                write_terms(path, subjects.lines, subjects.terms, subjects.postings)
+                write_terms(path, subjects.lines, subjects.terms)
         return subjects
 
     def about(self, agent: AgentArg, content: str) -> frozenset[str]:
