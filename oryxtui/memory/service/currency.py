@@ -29,7 +29,7 @@ from oryxtui.memory.history.validity import (
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
 from oryxtui.memory.service.chronicle import Chronicle
 from oryxtui.memory.service.relating import Related, Relating
-from oryxtui.memory.service.reviewing import Approved
+from oryxtui.memory.service.reviewing import Approved, Awaiting
 from oryxtui.memory.service.steering import Steering
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
@@ -95,6 +95,12 @@ def _entry(key: Key) -> MemoryEntry:
     return entry_from_line(key[1], key[0])
 
 
+def held_saves(waiting: Sequence[Awaiting]) -> list[MemoryEntry]:
+    """Of the changes held for review (newest first), the archival saves, oldest first."""
+    saves = [item for item in waiting if item.proposes == "save"]
+    return [item.entry for item in reversed(saves) if item.entry.scope is Scope.ARCHIVAL]
+
+
 # The check weighs the newest this many bytes of a memory's archival entries (about 40,000
 # entries): a save into a memory of a million took 9 s and 1.3 GB weighing them all, 0.3 s
 # without the check. An older entry is not suggested; `oryxtui memory replace` still takes it.
@@ -118,25 +124,22 @@ class Currency(Steering, Chronicle, Relating):
         is written, recorded with it (the review inbox shows them), never acted on; and, with
         `related`, the entries most likely about the same thing (for a caller that judges)."""
         name = self.resolve_agent(agent)
-        held: list[MemoryEntry] = []
-        if self.holds_change(self.by, name):  # held: checked against the held saves too
-            held = self._held_saves(name)
-            same = self._same_held(held, content, scope)
-            if same is not None:  # the same save waits already: one item in the inbox
-                near = self.related(name, content) if related else []
-                return Saved(same, (), tuple(r for r in near if r.entry != same))
+        # Held: checked against the held saves too (what waits is read once for all of it).
+        waiting = self.held(name) if self.holds_change(self.by, name) else None
+        held = held_saves(waiting or [])
+        near = tuple(self.related(name, content, waiting)) if related else ()
+        same = self._same_held(held, content, scope) if held else None
+        if same is not None:  # the same save waits already: one item in the inbox
+            return Saved(same, (), tuple(r for r in near if r.entry != same))
         try:
             updates = self.may_update(name, content, held)
         except OryxError:
             updates = []  # a save never fails because the check could not read the memory
-        near = self.related(name, content) if related else []
         entry = self.save(name, content, scope, may_update=[u.entry for u in updates])
-        return Saved(entry, tuple(updates), tuple(near))
+        return Saved(entry, tuple(updates), near)
 
     def _held_saves(self, name: str | None) -> list[MemoryEntry]:
-        """The archival saves waiting for review, oldest first."""
-        waiting = [item for item in self.held(name) if item.proposes == "save"]
-        return [item.entry for item in reversed(waiting) if item.entry.scope is Scope.ARCHIVAL]
+        return held_saves(self.held(name))
 
     def _same_held(
         self, held: list[MemoryEntry], content: str, scope: str | Scope | None

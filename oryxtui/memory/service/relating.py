@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from oryxtui.errors import OryxError, UsageError
 from oryxtui.memory.format import MemoryEntry
 from oryxtui.memory.service.base import AgentArg
-from oryxtui.memory.service.reviewing import Reviewing
+from oryxtui.memory.service.reviewing import Awaiting, Reviewing
 from oryxtui.memory.snapshot import Corpus
 from oryxtui.memory.tokens import terms
 
@@ -66,17 +66,23 @@ class Relating(Reviewing):
         engine = RecallEngine(_Frozen(corpus), None, setup.settings, None)  # type: ignore[arg-type]
         return engine.recall(name, query, semantic=False)
 
-    def about(self, agent: AgentArg, content: str) -> frozenset[str]:
-        """What `content` is about (Currency's: the subject terms); nothing here."""
-        return frozenset()
+    if TYPE_CHECKING:  # Currency's: what a text is about among the agent's entries
 
-    def related(self, agent: AgentArg, content: str, limit: int = RELATED) -> list[Related]:
+        def about(self, agent: AgentArg, content: str) -> frozenset[str]: ...
+
+    def related(
+        self,
+        agent: AgentArg,
+        content: str,
+        waiting: Sequence[Awaiting] | None = None,
+        limit: int = RELATED,
+    ) -> list[Related]:
         """Up to `limit` entries most likely about the same thing as `content`: the held
         changes recall finds by words first (no prompt shows them, and an update of a held
         fact is held too), then the memory's by recall — of its first `CANDIDATES`, those
         that name what `content` is about (the person, the service) before the others. Empty
         where the memory cannot rank (a server that ranks, mem0) or cannot be read: a save
-        never fails because of it."""
+        never fails because of it. `waiting`: the held changes, when the caller read them."""
         name = self.resolve_agent(agent)
         engine = self.engine
         if engine is None:
@@ -84,9 +90,8 @@ class Relating(Reviewing):
         text = self.admission.text(content)
         found: dict[str, Related] = {}
         try:
-            held = [
-                item.entry for item in self.held(name) if item.proposes in ("save", "edit", "move")
-            ]
+            waiting = self.held(name) if waiting is None else waiting
+            held = [item.entry for item in waiting if item.proposes in ("save", "edit", "move")]
             if held:
                 for hit in self.by_words(name, held, text).hits:
                     found.setdefault(hit.entry.line, Related(hit.entry, held=True))
