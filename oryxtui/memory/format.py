@@ -184,8 +184,9 @@ class RecallIndex:
         self._text = "\n".join(lines).lower()
         self._rows = len(lines)
 
-    def positions(self, keyword: str) -> list[int]:
-        """Indexes of the lines that contain `keyword`, case-insensitively, in order."""
+    def positions(self, keyword: str, word_start: bool = False) -> list[int]:
+        """Indexes of the lines that contain `keyword`, case-insensitively, in order;
+        `word_start`: only where it begins a word (no letter or digit just before it)."""
         needle = keyword.lower()
         if not needle or "\n" in needle or not self._rows:
             return []
@@ -194,6 +195,9 @@ class RecallIndex:
         row, counted = 0, 0  # `row` is the row of position `counted`
         position = 0
         while (found := text.find(needle, position)) >= 0:
+            if word_start and found and text[found - 1].isalnum():
+                position = found + 1  # inside a word: look further along the line
+                continue
             row += text.count("\n", counted, found)
             counted = found
             hits.append(row)

@@ -5,9 +5,6 @@ The floor decides admission, never the order among what is admitted."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-
 import numpy as np
 
 from oryxtui.config import RecallSettings
@@ -61,16 +58,13 @@ def relevant_by_meaning(
     return route.ids[relevant(scores, meaning_floor(settings, embedder, query), band, spread)]
 
 
-def at_word_start(texts: Sequence[str], ids: np.ndarray, query: str) -> np.ndarray:
-    """Of the entries holding `query` (upstream's substring match), those where it begins a
-    word — "rsi" finds "RSI flare-up", not "diversity"; "stg" finds "db-stg-3" — so that a
-    made-up or clipped word is no reason to admit a line. Text without word breaks (CJK) and
-    a query that does not start with a letter or digit keep the plain substring rule."""
+def spelled_at_word_start(query: str) -> bool:
+    """Whether a keyword match admits an entry only where the keyword begins a word — "rsi"
+    finds "RSI flare-up", not "diversity"; "stg" finds "db-stg-3" — so that a made-up or
+    clipped word is no reason to admit a line. Text without word breaks (CJK) and a query
+    that does not start with a letter or digit keep the plain substring rule."""
     needle = query.strip()
-    if not len(ids) or not needle or not needle[0].isalnum() or mostly_cjk(needle):
-        return ids
-    starts = re.compile(r"(?<![^\W_])" + re.escape(needle), re.IGNORECASE)
-    return ids[[starts.search(texts[int(i)]) is not None for i in ids]]
+    return bool(needle) and needle[0].isalnum() and not mostly_cjk(needle)
 
 
 def admitted(size: int, *found: np.ndarray) -> np.ndarray:

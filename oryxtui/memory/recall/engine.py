@@ -21,9 +21,9 @@ import numpy as np
 from oryxtui.errors import EmbedderError
 from oryxtui.memory.recall.admit import (
     admitted,
-    at_word_start,
     meaning_floor,
     relevant_by_meaning,
+    spelled_at_word_start,
     strong_words,
 )
 from oryxtui.memory.recall.embedders import Embedder
@@ -140,7 +140,10 @@ class RecallEngine:
             # The floors decide which entries may be hits at all; among those, meaning's
             # whole view (not only what it finds relevant) has its say in the order.
             words = strong_words(lexical_ids, lexical_scores, settings.word_floor)
-            spelled = at_word_start(prepared.texts, keyword_ids, query)
+            if len(keyword_ids) and spelled_at_word_start(query):
+                spelled = by_keyword(prepared, query, word_start=True)
+            else:
+                spelled = keyword_ids
             eligible = admitted(prepared.size, spelled, words, similar)
         scale = float(getattr(self.embedder, "meaning_scale", MEANING_SCALE))
         ids, scores = ordered(settings, prepared, chosen, eligible, scale)

@@ -25,12 +25,12 @@ EXACT_CELLS = 8_000_000
 NONE = np.zeros(0, dtype=np.int64)
 
 
-def by_keyword(prepared: Prepared, query: str) -> np.ndarray:
+def by_keyword(prepared: Prepared, query: str, word_start: bool = False) -> np.ndarray:
     """Upstream's substring match over whole entry texts, newest first (a line written twice
-    is named twice, as upstream names it)."""
+    is named twice, as upstream names it); `word_start`: only where it begins a word."""
     if "\x00" in query:
         return NONE
-    positions = prepared.keyword.positions(query)
+    positions = prepared.keyword.positions(query, word_start)
     return prepared.id_of_position[np.asarray(positions[::-1], dtype=np.int64)]
 
 
