@@ -99,16 +99,26 @@ def test_a_writer_killed_at_random_points_never_tears_the_file(workspace: Worksp
 
 
 def _kill_at_random(
-    workspace: Workspace, mode: str, rng: random.Random, agent: str = "victim"
+    workspace: Workspace,
+    mode: str,
+    rng: random.Random,
+    agent: str = "victim",
+    after: str | None = None,
 ) -> list[str]:
-    """Start a writer, let it run a random moment, SIGKILL it; return what it printed."""
+    """Start a writer, let it run a random moment — from when it is ready, or from when it
+    first prints `after` — SIGKILL it; return what it printed."""
     writer = _worker(mode, str(workspace.root), agent, "kill", "0")
     assert writer.stdout is not None
     assert writer.stdout.readline().strip() == "ready"
+    printed: list[str] = []
+    while after is not None and after not in printed:
+        line = writer.stdout.readline()
+        assert line, f"the writer ended before it printed {after!r}"
+        printed += line.split()
     time.sleep(rng.uniform(0.0, 0.08))
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait(timeout=30)
-    return writer.stdout.read().split()
+    return printed + writer.stdout.read().split()
 
 
 def test_killed_sqlite_writers_never_corrupt_the_database(workspace: Workspace) -> None:
@@ -143,8 +153,12 @@ def test_no_session_is_lost_once_a_chat_turn_has_returned(workspace: Workspace) 
     make_agent(workspace, "victim")
     rng = random.Random(7)
     returned = 0
-    for _round in range(CRASH_ROUNDS // 5):
-        printed = _kill_at_random(workspace, "chat-forever", rng)
+    for round_ in range(CRASH_ROUNDS // 5):
+        # Every other writer is killed only once a turn has returned (then at a random moment
+        # of the turns after it): on a busy machine a first turn can outlast the whole random
+        # window, and every writer killed in its first turn proves nothing of what returned.
+        after = "done" if round_ % 2 else None
+        printed = _kill_at_random(workspace, "chat-forever", rng, after=after)
         returned += printed.count("done")
         if not workspace.db_path.exists():
             continue  # killed before it ever opened the database: nothing to check yet
