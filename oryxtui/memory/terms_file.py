@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from oryxtui.privacy import PRIVATE_FILE
@@ -30,17 +30,16 @@ def digest(lines: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8", "replace")).hexdigest()
 
 
-def read_terms(path: Path, lines: Sequence[str]) -> list[list[str]] | None:
-    """The terms of the first entries of a memory (`lines`), as the file holds them; None when
-    the file is missing, damaged, or not of these entries."""
+def read_terms(path: Path, lines: Sequence[str]) -> list[object] | None:
+    """The terms of the first entries of a memory (`lines`), as the file holds them (that they
+    are lists of words is checked as they are indexed: `Subjects.kept`); None when the file is
+    missing, damaged, or not of these entries."""
     try:
         data = json.loads(path.read_bytes())
         count, terms = data["count"], data["terms"]
         if data["format"] != FORMAT or not isinstance(count, int) or count > len(lines):
             return None
         if not isinstance(terms, list) or len(terms) != count:
-            return None
-        if not all(type(held) is list and all(type(t) is str for t in held) for held in terms):
             return None
         if data["digest"] != digest(lines[:count]):
             return None
@@ -49,7 +48,7 @@ def read_terms(path: Path, lines: Sequence[str]) -> list[list[str]] | None:
     return terms
 
 
-def write_terms(path: Path, lines: Sequence[str], terms: Sequence[frozenset[str]]) -> None:
+def write_terms(path: Path, lines: Sequence[str], terms: Sequence[Iterable[str]]) -> None:
     """The file made anew for the entries of `lines`; nothing when it cannot be written (it
     is derived)."""
     data = {

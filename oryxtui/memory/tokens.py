@@ -30,6 +30,22 @@ def pattern(name: Literal["token", "is_cjk", "word", "term_split"]) -> re.Patter
     return re.compile(_SOURCES[name])
 
 
+# A word of ASCII text once case-folded: what `word` finds there (no CJK can be in it), with an
+# expression that compiles in microseconds and matches twice as fast.
+_ASCII_WORD = re.compile(r"[a-z0-9_]+(?:'[a-z0-9_]+)*")
+
+
+def words(folded: str) -> list[str]:
+    """The words of normalised text (`normal`), as the `word` expression finds them: ASCII text
+    never compiles the expressions that know CJK."""
+    return (_ASCII_WORD if folded.isascii() else pattern("word")).findall(folded)
+
+
+def is_cjk(token: str) -> bool:
+    """A token (of `token` or `word`) is a run of CJK characters."""
+    return token[0] >= "\u3040" and pattern("is_cjk").match(token) is not None
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; a run of CJK characters gives its overlapping bigrams (a lone
     character stays as it is)."""
@@ -101,8 +117,7 @@ def terms(text: str) -> list[str]:
     """The terms the lexical route indexes and looks for: NFKC-normalised, case-folded words
     without stop words, each folded (`fold`); CJK runs as overlapping character bigrams."""
     found: list[str] = []
-    is_cjk = pattern("is_cjk").match
-    for token in pattern("word").findall(normal(text)):
+    for token in words(normal(text)):
         if is_cjk(token):
             found += bigrams(token)
         elif term := term_of(token):

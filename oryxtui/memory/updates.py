@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from oryxtui.memory.format import EntrySequence, MemoryEntry, Scope, entry_from_line
-from oryxtui.memory.tokens import bigrams, normal, pattern, term_of, terms
+from oryxtui.memory.tokens import bigrams, is_cjk, normal, term_of, terms, words
 
 # How much of each entry (its shared words' weight against that and the value that differs)
 # both must share, at least …
@@ -76,11 +76,6 @@ def reports_done(content: str) -> bool:
     return (len(first) > 4 and first.endswith("ed")) or first in _DONE
 
 
-# A word of ASCII text once case-folded: what the lexical route's `word` expression finds there,
-# found twice as fast.
-_ASCII_WORD = re.compile(r"[a-z0-9_]+(?:'[a-z0-9_]+)*")
-
-
 def terms_of(contents: Iterable[str]) -> list[frozenset[str]]:
     """Each text's terms (as `terms` gives them), read in one pass over all of them: a memory
     of 10,000 entries in a fraction of the time one at a time takes."""
@@ -88,13 +83,12 @@ def terms_of(contents: Iterable[str]) -> list[frozenset[str]]:
     if not texts:
         return []
     joined = normal("\n".join(texts))
-    word, is_cjk = pattern("word").findall, pattern("is_cjk").match
     known: dict[str, str | None] = {}
     found: list[frozenset[str]] = []
     for line in joined.split("\n"):
         held: set[str] = set()
-        for token in set((_ASCII_WORD.findall if line.isascii() else word)(line)):
-            if token[0] >= "\u3040" and is_cjk(token):
+        for token in set(words(line)):
+            if is_cjk(token):
                 held.update(bigrams(token))
                 continue
             term = known[token] if token in known else known.setdefault(token, term_of(token))
@@ -116,23 +110,32 @@ class Subjects:
         # The entries' lines (archival: the check reads no other): an entry is made from its
         # line only when it is a candidate, so an index kept on disk costs no parsing.
         self.lines: list[str] = []
-        self.terms: list[frozenset[str]] = []
+        # Each entry's terms: a set, or as they were kept on disk (a list, made a set when an
+        # entry is a candidate: `_held`; 10,000 sets cost a save more than its check).
+        self.terms: list[frozenset[str] | list[str]] = []
         self.postings: dict[str, list[int]] = {}
         given = list(entries)
         for entry, held in zip(given, terms_of(e.content for e in given), strict=True):
             self._take(entry, held)
 
     @classmethod
-    def kept(cls, lines: Sequence[str], held: Sequence[Sequence[str]]) -> Subjects:
+    def kept(cls, lines: Sequence[str], held: Sequence[object]) -> Subjects | None:
         """The index of entries whose terms were kept (on disk): their lines and terms; each
-        term's entries made from those."""
+        term's entries made from those. None when what was kept is not lists of words (a
+        hand-made file): it is checked as it is read, never trusted."""
         subjects = cls()
         subjects.lines = list(lines)
-        subjects.terms = [frozenset(terms_held) for terms_held in held]
         postings = subjects.postings
-        for position, terms_held in enumerate(subjects.terms):
+        for position, terms_held in enumerate(held):
+            if type(terms_held) is not list:
+                return None
             for term in terms_held:
+                if type(term) is not str:
+                    return None
                 postings.setdefault(term, []).append(position)
+        subjects.terms = cast(
+            "list[frozenset[str] | list[str]]", list(held)
+        )  # lists of words: checked above
         return subjects
 
     def follow(self, entries: Sequence[MemoryEntry]) -> bool:
@@ -162,14 +165,21 @@ class Subjects:
         try:
             yield
         finally:
-            for held in self.terms[have:]:
-                for term in held:
+            for kept_terms in self.terms[have:]:
+                for term in kept_terms:
                     postings = self.postings.get(term)  # (gone: another of them held it too)
                     while postings and postings[-1] >= have:
                         postings.pop()
                     if postings == []:
                         del self.postings[term]
             del self.lines[have:], self.terms[have:]
+
+    def _held(self, position: int) -> frozenset[str]:
+        held = self.terms[position]
+        if isinstance(held, frozenset):
+            return held
+        made = self.terms[position] = frozenset(held)
+        return made
 
     def _take(self, entry: MemoryEntry, held: frozenset[str]) -> None:
         position = len(self.lines)
@@ -195,7 +205,7 @@ class Subjects:
         """How many entries hold every one of `wanted`."""
         rarest = min(wanted, key=lambda term: len(self.postings.get(term, ())))
         return sum(
-            1 for position in self.postings.get(rarest, ()) if wanted <= self.terms[position]
+            1 for position in self.postings.get(rarest, ()) if wanted <= self._held(position)
         )
 
     def _weight(self, term: str, new: bool = False) -> float:
@@ -222,7 +232,7 @@ class Subjects:
                 shared[position] = shared.get(position, 0.0) + weight[term]
         found_updates: dict[str, tuple[float, int, Update]] = {}
         for position, _ in sorted(shared.items(), key=lambda item: -item[1])[:50]:
-            held = self.terms[position]
+            held = self._held(position)
             if held == wanted or not held - wanted or not wanted - held:
                 continue  # a repeat, or one saying only part of the other: no new value
             entry = entry_from_line(self.lines[position], Scope.ARCHIVAL)

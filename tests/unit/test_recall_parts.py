@@ -8,6 +8,8 @@ import hashlib
 from datetime import datetime
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oryxtui.config import Settings
 from oryxtui.memory import MemoryService
@@ -16,7 +18,7 @@ from oryxtui.memory.recall.fusion import Route, fuse
 from oryxtui.memory.recall.lexical import LexicalIndex
 from oryxtui.memory.recall.relevance import Standout, relevant
 from oryxtui.memory.recall.vectors import VectorMatrix, decode, encode, entry_hash
-from oryxtui.memory.tokens import fold, terms
+from oryxtui.memory.tokens import fold, normal, pattern, terms, words
 from oryxtui.workspace import Workspace
 
 # upstream's MockEmbeddingModel.embed(text) through VectorCodec.encode, printed by the Java
@@ -141,6 +143,14 @@ def test_terms_are_folded_content_words_and_cjk_bigrams() -> None:
     assert {fold(w) for w in ("deploy", "deploys", "deployed", "deploying")} == {"deploy"}
     assert {fold(w) for w in ("move", "moved", "moving", "moves")} == {"mov"}
     assert fold("running") == "run" and fold("need") == "need"
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.from_regex(r"[ -~]{0,40}"))
+def test_words_of_plain_text_are_those_the_full_expression_finds(text: str) -> None:
+    """ASCII text is read with an expression that knows no CJK (it compiles in microseconds,
+    where the full one takes milliseconds a process): the same words, whatever the text."""
+    folded = normal(text)
+    assert words(folded) == pattern("word").findall(folded)
 
 
 def test_lexical_finds_the_words_in_any_order_best_first() -> None:

@@ -190,12 +190,10 @@ class Currency(Steering, Chronicle, Relating):
         path = kept_at(name) if kept_at is not None else None
         lines = lines_of(entries)
         kept = read_terms(path, lines) if path is not None and known is None else None
-        if known is not None:
-            subjects = known[1]
-        elif kept is not None:
-            subjects = Subjects.kept(lines[: len(kept)], kept)
-        else:
-            subjects = Subjects()
+        made = None if kept is None else Subjects.kept(lines[: len(kept)], kept)
+        if made is None:
+            kept = None  # none, or not terms: made anew (and written)
+        subjects = known[1] if known is not None else made if made is not None else Subjects()
         with self._subjects_lock:
             if not subjects.follow(entries):  # another writer appended: only theirs is read
                 subjects = Subjects(entries)
