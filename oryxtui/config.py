@@ -1,7 +1,7 @@
 """Typed settings from `.oryxos/config.toml`, overridden by `ORYXTUI_<SECTION>__<KEY>` variables."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would read each field's type back from
+# its text (a compile per field, 2 ms of every command that reads settings).
 import os
 import re
 import tomllib
@@ -144,7 +144,7 @@ class EmbeddingSettings(_Section):
     _readable = field_validator("base_url")(_web_address)
 
     @model_validator(mode="after")
-    def _endpoint_named(self) -> EmbeddingSettings:
+    def _endpoint_named(self) -> "EmbeddingSettings":
         if self.provider == "openai" and not (self.base_url and self.model):
             raise ValueError(
                 'provider "openai" needs base_url and model (e.g. base_url = '

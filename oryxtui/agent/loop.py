@@ -17,12 +17,13 @@ from oryxtui.agent.providers import ChatProvider, ModelTurn, TextDelta, create_p
 from oryxtui.agent.sessions import Session, SessionStore, session_id_for
 from oryxtui.agent.tools import ToolExecutor, builtin_tools
 from oryxtui.agent.turns import TurnRecorder
+from oryxtui.agent_md import AgentDefinition
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError
 from oryxtui.memory import MemoryService
 from oryxtui.memory.digest import Summariser
 from oryxtui.memory.history import acting_agent, current_actor
-from oryxtui.workspace import AgentDefinition, Workspace
+from oryxtui.workspace import Workspace
 
 FOOTPRINT_PART_MAX = 200
 

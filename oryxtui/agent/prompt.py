@@ -15,11 +15,12 @@ from typing import Any
 from oryxtui.agent.compaction import HistoryCompactor, split
 from oryxtui.agent.messages import Message, last_turns
 from oryxtui.agent.tools import Tool, tools_for_agent
+from oryxtui.agent_md import AgentDefinition
 from oryxtui.config import Settings
 from oryxtui.errors import OryxError, OutsideWorkspace
 from oryxtui.memory import MemoryService
 from oryxtui.memory.format import ARCHIVAL_HEADER, CORE_HEADER
-from oryxtui.workspace import BOOTSTRAP_FILES, AgentDefinition, Workspace
+from oryxtui.workspace import BOOTSTRAP_FILES, Workspace
 
 BLOCK_NAMES = ("identity", "time", "memory", "summary", "history", "tools")
 DEFAULT_IDENTITY = "You are a helpful assistant with long-term memory."

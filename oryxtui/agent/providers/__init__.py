@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from oryxtui.agent.messages import ToolCall
+from oryxtui.agent_md import AgentDefinition
 from oryxtui.config import Settings
 from oryxtui.errors import ConfigError
-from oryxtui.workspace import AgentDefinition
 
 
 @dataclass(frozen=True)
