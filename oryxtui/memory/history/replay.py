@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 
 from oryxtui.memory.format import Scope
 from oryxtui.memory.history.records import MARKS, OPS, Key, Lines, Record, Signature
@@ -181,6 +180,8 @@ def difference(old: Lines, new: Lines) -> tuple[list[Key], list[int], list[Key],
         while tail < limit - head and was[-1 - tail] == now[-1 - tail]:
             tail += 1
         a, b = was[head : len(was) - tail], now[head : len(now) - tail]
+        from difflib import SequenceMatcher  # only for a change made behind oryxtui's back
+
         for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             if tag in ("replace", "delete"):
                 before += [(scope, line) for line in a[i1:i2]]

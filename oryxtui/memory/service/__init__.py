@@ -2,8 +2,8 @@
 
 Its parts: `base` (the store, the settings, the memory block), `recalling`, `steering` (edit,
 move, delete, restore), `currency` (facts that change: replace, what a save probably replaces,
-the memory as of a time), `chronicle` (history, bring back, import) and `reviewing` (what
-agents wrote that awaits a person's approval)."""
+the memory as of a time), `chronicle` (history, bring back, import), `reviewing` (what
+agents wrote that awaits a person's approval) and `consolidating` (digests)."""
 
 from oryxtui.memory.service.base import (
     FROM_CONTEXT,
@@ -12,12 +12,13 @@ from oryxtui.memory.service.base import (
     current_agent,
 )
 from oryxtui.memory.service.chronicle import Chronicle
+from oryxtui.memory.service.consolidating import Consolidating
 from oryxtui.memory.service.currency import Currency, Saved, Version, replace_hint
 from oryxtui.memory.service.recalling import Recalling
 from oryxtui.memory.service.reviewing import Reviewing
 
 
-class MemoryService(Currency, Recalling, Chronicle, Reviewing):
+class MemoryService(Currency, Recalling, Chronicle, Reviewing, Consolidating):
     """Save, load, recall and list an agent's long-term memory, whatever the backend. The store
     keeps the entries; the service decides what the memory block holds (the window)."""
 

@@ -34,12 +34,12 @@ from oryxtui.memory.service.steering import Steering
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Rankable, no_entry
 from oryxtui.memory.terms_file import read_terms, write_terms
-from oryxtui.memory.transfer import Retiring
 from oryxtui.memory.updates import Subjects, Update, lines_of
 from oryxtui.phrases import agent_label
 
 if TYPE_CHECKING:
     from oryxtui.memory.recall.results import Recall
+    from oryxtui.memory.transfer import Retiring
 
 
 @dataclass(frozen=True)
