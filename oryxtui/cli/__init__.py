@@ -10,6 +10,7 @@ they share."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import sys
@@ -17,20 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from oryxtui import __version__
-from oryxtui.cli import (
-    agents,
-    chat,
-    database,
-    keys,
-    mcp_stdio,
-    memory,
-    memory_facts,
-    memory_history,
-    review,
-    serve,
-    sessions,
-    workspace,
-)
 from oryxtui.cli.common import (
     AGENT_ARGS,
     AGENTS,
@@ -52,21 +39,33 @@ from oryxtui.cli.common import (
 from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
 
-# Imported for the commands they declare (see `Group.command`).
-_DECLARING = (
-    agents,
-    chat,
-    database,
-    keys,
-    mcp_stdio,
-    memory,
-    memory_facts,
-    memory_history,
-    review,
-    serve,
-    sessions,
-    workspace,
-)
+# The modules that declare each group's commands, or a top-level command (`Group.command`):
+# a command imports its own modules only, so `oryxtui memory save` never imports the server,
+# the chat loop or the database tools. `--help`, and a name no module declares, import all.
+DECLARED_IN = {
+    "init": ("workspace",),
+    "demo": ("workspace",),
+    "doctor": ("workspace",),
+    "attach": ("workspace",),
+    "memory": ("memory", "memory_facts", "memory_history", "review"),
+    "agents": ("agents",),
+    "sessions": ("sessions",),
+    "prompt": ("chat",),
+    "chat": ("chat",),
+    "serve": ("serve",),
+    "web": ("serve",),
+    "keys": ("keys",),
+    "mcp": ("mcp_stdio",),
+    "db": ("database",),
+}
+
+
+def declare(named: str | None) -> None:
+    """Import the modules that declare the command `named` (every module, for None or a name
+    none declares): their commands join their groups."""
+    every = sorted({module for modules in DECLARED_IN.values() for module in modules})
+    for module in DECLARED_IN.get(named or "", every):
+        importlib.import_module(f"oryxtui.cli.{module}")
 
 
 # How `oryxtui --help` lists the commands and groups (any not named here come last).
@@ -111,11 +110,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     _arguments(parser, COMMON_ARGS)
     parser.add_argument("--version", action="version", version=f"oryxtui {__version__}")
-    parser.set_defaults(handler=workspace.dashboard)
+    named = _named(sys.argv[1:] if argv is None else argv)
+    declare(named)
+    if named is None:  # no command: the dashboard
+        from oryxtui.cli.workspace import dashboard
+
+        parser.set_defaults(handler=dashboard)
     top = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Deferred)
     parts: dict[str, Command | Group] = {c.name: c for c in TOP.commands}
     parts.update({g.name: g for g in (MEMORY, AGENTS, SESSIONS, DB, KEYS) if g.name})
-    named = _named(sys.argv[1:] if argv is None else argv)
     if named in parts:
         parts = {named: parts[named]}
     for name in sorted(parts, key=lambda n: LISTED.index(n) if n in LISTED else len(LISTED)):

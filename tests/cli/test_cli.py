@@ -161,6 +161,22 @@ def test_help_lists_the_commands() -> None:
         assert command in result.stdout
 
 
+def test_every_command_is_declared_where_the_registry_says() -> None:
+    """A command imports only the modules `DECLARED_IN` names for it: each command must be
+    declared by one of them (a command missing there would be missing from the CLI)."""
+    from oryxtui.cli import DECLARED_IN, declare
+    from oryxtui.cli.common import AGENTS, DB, KEYS, MEMORY, SESSIONS, TOP
+
+    declare(None)  # every module: every command joins its group
+    groups = [(command.name, [command]) for command in TOP.commands]
+    groups += [(group.name, group.commands) for group in (MEMORY, AGENTS, SESSIONS, DB, KEYS)]
+    for name, commands in groups:
+        assert name in DECLARED_IN and commands, name
+        for command in commands:
+            module = command.handler.__module__.removeprefix("oryxtui.cli.")
+            assert module in DECLARED_IN[name], (name, command.name, module)
+
+
 def test_parsers_are_built_for_the_command_named_and_help_still_lists_them_all() -> None:
     """Only the named command's parser is built (a command starts faster); help, a misspelt
     command and each command's own help are what they were."""

@@ -146,6 +146,42 @@ def test_scriptable_commands_import_nothing_heavy(demo: Path, argv: list[str]) -
     assert code == "0" and loaded == [], (argv, loaded)
 
 
+# What a save never needs: the other commands, AGENT.md's models, digests, exports, the agent.
+NOT_FOR_A_SAVE = (
+    "oryxtui.cli.serve",
+    "oryxtui.cli.chat",
+    "oryxtui.cli.database",
+    "oryxtui.cli.sessions",
+    "oryxtui.cli.agents",
+    "oryxtui.cli.keys",
+    "oryxtui.cli.mcp_stdio",
+    "oryxtui.cli.workspace",
+    "oryxtui.agent_md",
+    "oryxtui.memory.digest",
+    "oryxtui.memory.transfer",
+    "oryxtui.agent",
+)
+
+
+def test_a_save_imports_only_what_a_save_needs(demo: Path) -> None:
+    """`oryxtui memory save` in a fresh interpreter (a hook, a script): the modules of the
+    commands it is not, and of what a save does not do, are never imported (issue 56: a save
+    costs ≤ 1.25× a one-model pydantic script, `tests/benchmarks/bench_cli.py`)."""
+    probe = (
+        "import contextlib, io, sys\n"
+        "from oryxtui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['memory', 'save', '--agent', 'ops-bot', 'a fact'])\n"
+        f"print(code, ' '.join(sorted(set({NOT_FOR_A_SAVE!r}) & set(sys.modules))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=demo, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    code, *loaded = result.stdout.split()
+    assert code == "0" and loaded == []
+
+
 def test_the_executable_holds_the_collector_back_for_a_second_only(tmp_path: Path) -> None:
     """A command done within the grace never runs the cyclic collector; one that lasts (the
     dashboard, `serve`, a chat) has it back, with what was built until then set aside."""
