@@ -226,6 +226,56 @@ def test_torn_and_hand_made_records_are_skipped_and_cannot_forge(
     assert history.read_text().count("\n") == len(history.read_text().splitlines())
 
 
+def test_a_save_that_has_not_read_the_history_appends_after_its_last_record(
+    workspace: Workspace,
+) -> None:
+    """A process that saves once (a hook) reads only the end of a plain history: the same last
+    number and memory signature a whole reading gives. A history not plainly as oryxtui writes
+    it is read whole — the save is numbered after its true last record and read back."""
+    from oryxtui.memory.files import stat_signature
+    from oryxtui.memory.history.log import History
+
+    def saved(agent: str, text: str) -> None:  # as a new process saves
+        MemoryService.open(workspace, Settings(), clock=fixed_clock).save(agent, text)
+
+    def journal(agent: str) -> Path:
+        folder = make_agent(workspace, agent) if not workspace.memory_file(agent).exists() else None
+        return (folder or workspace.memory_file(agent).parent) / "MEMORY.md.journal"
+
+    path = journal("plain")
+    for index in range(5):
+        saved("plain", f"note {index}")
+    whole = History(workspace).log(path)
+    tail = History(workspace).tail(path)
+    assert tail is not None and (tail.last, tail.signature) == (whole.last, whole.signature)
+    assert whole.signature == stat_signature(workspace.memory_file("plain"))
+    record = json.loads(path.read_bytes().splitlines()[-1])
+    odd = {
+        "a hand-made line": b"not a record\n",
+        "numbers out of order": json.dumps({**record, "n": 2}).encode() + b"\n",
+        "an unreadable last record": b'{"n": 99, "op": "nonsense"}\n',
+        "a journal's record": b'{"n": 99, "scope": "archival", "line": "- [2026-01-01] j"}\n',
+        "a blank line": b"\n",
+    }
+    for number, (name, added) in enumerate(odd.items()):
+        agent = f"odd{number}"
+        path = journal(agent)
+        saved(agent, "first")
+        saved(agent, "second")
+        with open(path, "ab") as handle:
+            handle.write(added)
+        assert History(workspace).tail(path) is None, name
+        true_last = History(workspace).log(path).last
+        saved(agent, f"after {name}")
+        after = History(workspace).log(path)
+        # Numbered after the true last (an odd end may first be recorded as a change seen).
+        assert after.last > true_last and after.last - true_last <= 2, name
+        assert after.records[-1].added[0].content == f"after {name}", name
+        written = workspace.memory_file(agent).read_text().splitlines()
+        held = memory_at(after.records, after.last)[Scope.ARCHIVAL]
+        assert held == [line for line in written if line.startswith("- [")], name
+
+
 def test_a_long_history_is_compacted_and_keeps_answering(
     workspace: Workspace, service: MemoryService
 ) -> None:

@@ -4,7 +4,9 @@ and compacted. Every write is the caller's, under the memory's lock."""
 from __future__ import annotations
 
 import json
+import operator
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,7 +22,14 @@ from oryxtui.memory.files import (
     write_temp,
 )
 from oryxtui.memory.format import Clock, MemoryEntry
-from oryxtui.memory.history.records import Lines, Record, Signature, cleaned, parsed
+from oryxtui.memory.history.records import (
+    MAX_NUMBER,
+    Lines,
+    Record,
+    Signature,
+    cleaned,
+    parsed,
+)
 from oryxtui.memory.history.replay import Replay, finding, keys_of
 from oryxtui.memory.history.validity import retired
 from oryxtui.privacy import private_opener
@@ -36,6 +45,11 @@ MAX_HISTORY_BYTES = 256 << 20
 HISTORY_BUDGET_BYTES = 16 << 20
 MEMORY_COPIES = 4
 TIME_SPEC = "seconds"
+
+
+# How oryxtui begins every record it writes: a history whose lines all begin so, numbered in
+# order, is appended to after reading only its last records (`History.tail`).
+_NUMBERED = re.compile(rb'^\{"n": (\d+), ', re.MULTILINE)
 
 
 def history_path(memory_file: Path) -> Path:
@@ -67,6 +81,18 @@ class Log:
         return None
 
 
+@dataclass(frozen=True)
+class Tail:
+    """What a save needs of a history it has not read whole: the file as it was, its lines, the
+    last record's number and the memory's signature as the history left it."""
+
+    file_signature: StatSignature
+    size: int
+    lines: int
+    last: int
+    signature: Signature | None
+
+
 class History:
     """Reads histories incrementally (they only grow, until compacted) and appends to them
     durably. Every write is the caller's, under the memory's lock."""
@@ -81,6 +107,7 @@ class History:
         self.clock = clock
         self.keep = keep
         self._logs: dict[Path, Log] = {}
+        self._tails: dict[Path, Tail] = {}  # of histories a save appended to without reading
         self._lock = threading.Lock()  # the dashboard's workers read logs from several threads
 
     def log(self, path: Path) -> Log:
@@ -162,15 +189,80 @@ class History:
         `found()` gives the memory as it is now. Call under the memory's lock; returns what was
         recorded. (`found()` may give None for the memory: too big to keep a copy of; then the
         history records changes but not the memory they were made to.)"""
+        with self._lock:
+            unread = path not in self._logs
+        if made is not None and made_on is not None and unread:
+            # A process that has not read this history (a hook's save): when it left the
+            # memory as the change found it, the change follows its last record.
+            tail = self.tail(path)
+            if tail is not None and tail.signature == made_on:
+                appended = self._append_after(path, tail, replace(made, signature=now))
+                if appended is not None:
+                    return appended
         log = self.log(path)
         pending = pending_records(log, made, made_on, now, found)
         return self._append(path, log, pending) if pending else []
 
-    def _append(self, path: Path, log: Log, pending: list[Record]) -> list[Record]:
+    def tail(self, path: Path) -> Tail | None:
+        """The end of a history, read without reading its records but the last: None when it
+        is not plainly as oryxtui writes it — a line not numbered so, numbers out of order, a
+        last record that does not read (then it is read whole, and such lines skipped)."""
+        known = self._tails.get(path)
+        if known is not None and known.file_signature == stat_signature(path):
+            return known
+        self.workspace.check_read_target(path)
+        try:
+            with open(path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if stat.st_size > MAX_HISTORY_BYTES:
+                    return None
+                data = handle.read(stat.st_size)
+        except FileNotFoundError:
+            return None
+        complete = data[: data.rfind(b"\n") + 1]
+        numbers = [int(number) for number in _NUMBERED.findall(complete)]
+        if not numbers or len(numbers) != complete.count(b"\n"):
+            return None
+        if numbers[0] < 1 or numbers[-1] > MAX_NUMBER:
+            return None
+        if not all(map(operator.lt, numbers, numbers[1:])):
+            return None
+        # The memory's signature as the history left it (`Log.signature`): the last record's,
+        # past records of a look that found nothing.
+        signature, end = None, len(complete) - 1
+        for index in range(len(numbers) - 1, -1, -1):
+            start = complete.rfind(b"\n", 0, end) + 1
+            raw = complete[start:end].decode("utf-8", errors="replace")
+            record = parsed(raw, numbers[index - 1] if index else 0)
+            if record is None or record.n != numbers[index]:
+                return None  # (not a record, or one of upstream's journal, numbered on reading)
+            if record.signature is not None or record.op != "seen":
+                signature = record.signature
+                break
+            end = start - 1
+        return Tail(signature_of(stat), stat.st_size, len(numbers), numbers[-1], signature)
+
+    def _append_after(self, path: Path, tail: Tail, made: Record) -> list[Record] | None:
+        """`made` appended after `tail`; None when the history is due to be compacted (then it
+        is read whole)."""
+        (record,) = numbered(tail.last, [made], self.clock)
+        data = json.dumps(record.stored(), ensure_ascii=False) + "\n"
+        if tail.lines >= self.keep + self.keep // 2 or tail.size + len(data) > self._budget(path):
+            return None
+        size, inode, written, after = self._write(path, data)
+        with self._lock:
+            if (size, inode) == (tail.size, tail.file_signature[0]) and written == len(data):
+                lines = tail.lines + 1
+                self._tails[path] = Tail(after, size + written, lines, record.n, made.signature)
+            else:
+                self._tails.pop(path, None)
+        return [record]
+
+    def _write(self, path: Path, data: str) -> tuple[int, int, int, StatSignature]:
+        """`data` appended durably: the size and inode the file had, the bytes written, and
+        what the file looks like after."""
         if path.is_symlink():
             raise MemoryWriteError(f"{path} is a symbolic link; remove it.")
-        records = numbered(log, pending, self.clock)
-        data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
         with open(path, "a+b", opener=private_opener) as handle:
             before = os.fstat(handle.fileno())
             size = before.st_size
@@ -181,14 +273,21 @@ class History:
             handle.flush()
             os.fsync(handle.fileno())
             after = signature_of(os.fstat(handle.fileno()))
+        return size, before.st_ino, len(written), after
+
+    def _append(self, path: Path, log: Log, pending: list[Record]) -> list[Record]:
+        records = numbered(log.last, pending, self.clock)
+        data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
+        size, inode, written, after = self._write(path, data)
+        torn = written != len(data.encode("utf-8"))
         with self._lock:
-            if (log.offset, log.file_signature[0]) == (size, before.st_ino) and not torn:
+            if (log.offset, log.file_signature[0]) == (size, inode) and not torn:
                 # Read up to where we wrote: take our records as they are, without reading
                 # them back.
                 for record in records:
                     log.records.append(record)
                     log.replay.apply(record)
-                log.offset += len(written)
+                log.offset += written
                 log.file_signature = after
         log = self.log(path)
         budget = self._budget(path)
@@ -254,10 +353,10 @@ def pending_records(
     return pending
 
 
-def numbered(log: Log, pending: list[Record], clock: Clock) -> list[Record]:
-    """`pending` numbered after the log's last record and stamped now."""
+def numbered(last: int, pending: list[Record], clock: Clock) -> list[Record]:
+    """`pending` numbered after the record numbered `last` and stamped now."""
     time = clock().isoformat(timespec=TIME_SPEC)
-    return [replace(record, n=log.last + i, time=time) for i, record in enumerate(pending, 1)]
+    return [replace(record, n=last + i, time=time) for i, record in enumerate(pending, 1)]
 
 
 def baseline(folded: list[Record]) -> Record:

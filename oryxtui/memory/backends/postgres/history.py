@@ -72,7 +72,7 @@ class TableHistory:
         pending = pending_records(log, made, made_on, now, found)
         if not pending:
             return []
-        records = numbered(log, pending, self.clock)
+        records = numbered(log.last, pending, self.clock)
         with connection.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO {TABLE} (agent_name, n, record) VALUES (%s, %s, %s)",
