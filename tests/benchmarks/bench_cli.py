@@ -1,9 +1,9 @@
 """The CLI as hooks and scripts call it: whole `oryxtui memory save` / `memory recall` processes
 on the demo workspace (recall with the demo's embedder — `onnx` where its extra is installed —
 and with `local` and none, a question by meaning each), a save with and without the check of
-what it may replace (`[memory] may_update`) on the demo and on 10,000 entries, and `oryxtui
-sessions search` over
-10,000 and 100,000 past turns, next to a script that imports pydantic and builds one model
+what it may replace (`[memory] may_update`) on the demo and on 10,000 entries, a save after
+3,000 saves (a long history), and `oryxtui sessions search` over 10,000 and 100,000 past
+turns, next to a script that imports pydantic and builds one model
 (and `python -c "import pydantic"`), measured in the same run.
 
 Run: python tests/benchmarks/bench_cli.py [--runs N] [--episodes 10000,100000]
@@ -87,6 +87,19 @@ def fill_memory(path: Path, size: int) -> None:
     path.write_text(path.read_text() + "\n".join(lines) + "\n", encoding="utf-8")
 
 
+def fill_by_saves(root: Path, saves: int) -> None:
+    """`saves` notes saved one by one through oryxtui into the agent ops-bot's memory: a memory
+    whose history is long (each save is one of its records)."""
+    from oryxtui.config import load_settings
+    from oryxtui.memory import MemoryService
+    from oryxtui.workspace import find_workspace
+
+    workspace = find_workspace(root)
+    memory = MemoryService.open(workspace, load_settings(workspace.config_path))
+    for i in range(saves):
+        memory.save("ops-bot", f"routine note {i}: service s{i % 50} checked in {i % 300} ms")
+
+
 def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[str, object]:
     oryxtui = str(Path(sys.executable).parent / "oryxtui")
     with tempfile.TemporaryDirectory() as folder:
@@ -134,6 +147,12 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
                 name += "" if checked else "_unchecked"
                 at = ["--root", str(home), "--agent", "ops-bot"]
                 commands[name] = [oryxtui, "memory", "save", *at, "benchmark entry"]
+        # A memory of the same size after 3,000 saves: its history is 3,000 records long.
+        home = Path(folder) / "save-history"
+        shutil.copytree(demo, home)
+        fill_by_saves(home, 3000)
+        at = ["--root", str(home), "--agent", "ops-bot"]
+        commands["memory_save_after_3k_saves"] = [oryxtui, "memory", "save", *at, "benchmark entry"]
         for size in episodes:
             root = Path(folder) / f"turns-{size}"
             subprocess.run(
@@ -166,9 +185,8 @@ def run(runs: int = 15, episodes: tuple[int, ...] = (10_000, 100_000)) -> dict[s
     cpu_of = {name: summarize(cpu[name])["median_ms"] for name in cpu}
     for name in ("memory_save", "memory_save_10k", "baseline_pydantic_model"):
         report[f"{name}_cpu_ms"] = cpu_of[name]
-    report["memory_save_10k_vs_memory_save_cpu"] = round(
-        cpu_of["memory_save_10k"] / cpu_of["memory_save"], 2
-    )
+    for name in ("memory_save_10k", "memory_save_after_3k_saves"):
+        report[f"{name}_vs_memory_save_cpu"] = round(cpu_of[name] / cpu_of["memory_save"], 2)
     report["memory_save_vs_pydantic_model_cpu"] = round(
         cpu_of["memory_save"] / cpu_of["baseline_pydantic_model"], 2
     )
