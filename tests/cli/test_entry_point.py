@@ -146,7 +146,8 @@ def test_scriptable_commands_import_nothing_heavy(demo: Path, argv: list[str]) -
     assert code == "0" and loaded == [], (argv, loaded)
 
 
-# What a save never needs: the other commands, AGENT.md's models, digests, exports, the agent.
+# What a save never needs: the other commands, AGENT.md's models, digests, exports, what was
+# replaced (the history's versions), the agent.
 NOT_FOR_A_SAVE = (
     "oryxtui.cli.serve",
     "oryxtui.cli.chat",
@@ -159,6 +160,7 @@ NOT_FOR_A_SAVE = (
     "oryxtui.agent_md",
     "oryxtui.memory.digest",
     "oryxtui.memory.transfer",
+    "oryxtui.memory.history.validity",
     "oryxtui.agent",
 )
 

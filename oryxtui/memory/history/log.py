@@ -31,7 +31,6 @@ from oryxtui.memory.history.records import (
     parsed,
 )
 from oryxtui.memory.history.replay import Replay, finding, keys_of
-from oryxtui.memory.history.validity import retired
 from oryxtui.privacy import private_opener
 from oryxtui.workspace import Workspace
 
@@ -363,6 +362,8 @@ def numbered(last: int, pending: list[Record], clock: Clock) -> list[Record]:
 def baseline(folded: list[Record]) -> Record:
     """One record standing for `folded` (the oldest records of a history): the memory as they
     left it, what oryxtui wrote, the digests and the versions replaced."""
+    from oryxtui.memory.history.validity import retired  # (what was replaced: compaction only)
+
     replay = Replay()
     for record in folded:
         replay.apply(record)

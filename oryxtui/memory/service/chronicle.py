@@ -11,7 +11,6 @@ from oryxtui.memory.format import MemoryEntry, entry_id
 from oryxtui.memory.history import Record, cleaned
 from oryxtui.memory.history import origins as history_origins
 from oryxtui.memory.history.timeline import Timeline
-from oryxtui.memory.history.validity import last_change_by
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg, ServiceBase
 from oryxtui.memory.snapshot import MemorySnapshot
 from oryxtui.memory.store import Recorded
@@ -83,6 +82,8 @@ class Chronicle(ServiceBase):
     def as_of_time(self, agent: AgentArg, moment: datetime) -> tuple[MemorySnapshot, str, int]:
         """The memory as it stood at `moment` (right after the last change made by then), the
         block it injected then, and that change's number."""
+        from oryxtui.memory.history.validity import last_change_by
+
         store = self._recorded()
         name = self.resolve_agent(agent)
         when = moment.isoformat(timespec="seconds")

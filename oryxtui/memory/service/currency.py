@@ -20,12 +20,6 @@ from oryxtui.memory.format import (
     parse_scope,
 )
 from oryxtui.memory.history import Key, change, cleaned
-from oryxtui.memory.history.validity import (
-    Retired,
-    current_of,
-    open_suggestions,
-    retired,
-)
 from oryxtui.memory.service.base import FROM_CONTEXT, AgentArg
 from oryxtui.memory.service.chronicle import Chronicle
 from oryxtui.memory.service.relating import Related, Relating
@@ -38,6 +32,7 @@ from oryxtui.memory.updates import Subjects, Update, lines_of
 from oryxtui.phrases import agent_label
 
 if TYPE_CHECKING:
+    from oryxtui.memory.history.validity import Retired
     from oryxtui.memory.recall.results import Recall
     from oryxtui.memory.transfer import Retiring
 
@@ -282,6 +277,8 @@ class Currency(Steering, Chronicle, Relating):
     ) -> list[tuple[MemoryEntry, MemoryEntry, int]]:
         """(the older entry, the save that probably replaces it, the save's change number) for
         every suggestion nobody acted on, newest first."""
+        from oryxtui.memory.history.validity import open_suggestions
+
         store = self._recorded()
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
@@ -334,7 +331,10 @@ class Currency(Steering, Chronicle, Relating):
 
     def _retired(self, name: str | None, now: MemorySnapshot) -> dict[Key, Retired]:
         """The versions replaced and not brought back, less any the memory holds `now` (an
-        identical entry saved twice in one second, one copy replaced: the other is current)."""
+        identical entry saved twice in one second, one copy replaced: the other is current).
+        (What was replaced is worked out from the history only when asked: a save never is.)"""
+        from oryxtui.memory.history.validity import retired
+
         gone = retired(self._recorded().changes(name).records)
         for entry in [*now.core, *now.archival]:
             gone.pop((entry.scope, entry.line), None)
@@ -342,6 +342,8 @@ class Currency(Steering, Chronicle, Relating):
 
     @staticmethod
     def _version(gone: dict[Key, Retired], item: Retired) -> Version:
+        from oryxtui.memory.history.validity import current_of
+
         return Version(
             _entry(item.key),
             item.until,
@@ -359,7 +361,7 @@ class Currency(Steering, Chronicle, Relating):
         name = self.resolve_agent(agent)
         snapshot = self.snapshot(name)
         present = {(e.scope, e.line) for e in [*snapshot.core, *snapshot.archival]}
-        gone = retired(store.changes(name).records)
+        gone = self._retired(name, snapshot)  # (current entries are in `present` too)
         what = "the replaced versions of the import"
         recorded = 0
         for version in versions:
