@@ -249,6 +249,12 @@ def test_a_save_that_has_not_read_the_history_appends_after_its_last_record(
     tail = History(workspace).tail(path)
     assert tail is not None and (tail.last, tail.signature) == (whole.last, whole.signature)
     assert whole.signature == stat_signature(workspace.memory_file("plain"))
+    # A save through the tail keeps it for the next one (text of more bytes than characters).
+    memory = MemoryService.open(workspace, Settings(), clock=fixed_clock)
+    memory.save("plain", "Café — 部署窗口在周五")
+    history = memory._recorded().history
+    assert path in history._tails and path not in history._logs  # type: ignore[attr-defined]
+    assert history.tail(path) == History(workspace).tail(path)  # type: ignore[attr-defined]
     record = json.loads(path.read_bytes().splitlines()[-1])
     odd = {
         "a hand-made line": b"not a record\n",

@@ -249,18 +249,18 @@ class History:
         data = json.dumps(record.stored(), ensure_ascii=False) + "\n"
         if tail.lines >= self.keep + self.keep // 2 or tail.size + len(data) > self._budget(path):
             return None
-        size, inode, written, after = self._write(path, data)
+        size, inode, torn, written, after = self._write(path, data)
         with self._lock:
-            if (size, inode) == (tail.size, tail.file_signature[0]) and written == len(data):
+            if (size, inode) == (tail.size, tail.file_signature[0]) and not torn:
                 lines = tail.lines + 1
                 self._tails[path] = Tail(after, size + written, lines, record.n, made.signature)
             else:
                 self._tails.pop(path, None)
         return [record]
 
-    def _write(self, path: Path, data: str) -> tuple[int, int, int, StatSignature]:
-        """`data` appended durably: the size and inode the file had, the bytes written, and
-        what the file looks like after."""
+    def _write(self, path: Path, data: str) -> tuple[int, int, bool, int, StatSignature]:
+        """`data` appended durably: the size and inode the file had, whether a torn last line
+        was ended first, the bytes written, and what the file looks like after."""
         if path.is_symlink():
             raise MemoryWriteError(f"{path} is a symbolic link; remove it.")
         with open(path, "a+b", opener=private_opener) as handle:
@@ -273,13 +273,12 @@ class History:
             handle.flush()
             os.fsync(handle.fileno())
             after = signature_of(os.fstat(handle.fileno()))
-        return size, before.st_ino, len(written), after
+        return size, before.st_ino, torn, len(written), after
 
     def _append(self, path: Path, log: Log, pending: list[Record]) -> list[Record]:
         records = numbered(log.last, pending, self.clock)
         data = "".join(json.dumps(r.stored(), ensure_ascii=False) + "\n" for r in records)
-        size, inode, written, after = self._write(path, data)
-        torn = written != len(data.encode("utf-8"))
+        size, inode, torn, written, after = self._write(path, data)
         with self._lock:
             if (log.offset, log.file_signature[0]) == (size, inode) and not torn:
                 # Read up to where we wrote: take our records as they are, without reading
