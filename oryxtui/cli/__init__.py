@@ -39,25 +39,27 @@ from oryxtui.cli.common import (
 from oryxtui.errors import OryxError
 from oryxtui.notices import collecting
 
-# The modules that declare each group's commands, or a top-level command (`Group.command`):
-# a command imports its own modules only, so `oryxtui memory save` never imports the server,
-# the chat loop or the database tools. `--help`, and a name no module declares, import all.
+# Every command and group, in the order `oryxtui --help` lists them, with the modules that
+# declare its commands (`Group.command`): a command imports its own modules only, so
+# `oryxtui memory save` never imports the server, the chat loop or the database tools.
+# `--help`, and a name no module declares, import all.
 DECLARED_IN = {
     "init": ("workspace",),
     "demo": ("workspace",),
-    "doctor": ("workspace",),
-    "attach": ("workspace",),
     "memory": ("memory", "memory_facts", "memory_history", "review"),
     "agents": ("agents",),
     "sessions": ("sessions",),
     "prompt": ("chat",),
     "chat": ("chat",),
+    "attach": ("workspace",),
     "serve": ("serve",),
-    "web": ("serve",),
     "keys": ("keys",),
+    "web": ("serve",),
     "mcp": ("mcp_stdio",),
     "db": ("database",),
+    "doctor": ("workspace",),
 }
+LISTED = tuple(DECLARED_IN)
 
 
 def declare(named: str | None) -> None:
@@ -66,25 +68,6 @@ def declare(named: str | None) -> None:
     every = sorted({module for modules in DECLARED_IN.values() for module in modules})
     for module in DECLARED_IN.get(named or "", every):
         importlib.import_module(f"oryxtui.cli.{module}")
-
-
-# How `oryxtui --help` lists the commands and groups (any not named here come last).
-LISTED = (
-    "init",
-    "demo",
-    "memory",
-    "agents",
-    "sessions",
-    "prompt",
-    "chat",
-    "attach",
-    "serve",
-    "keys",
-    "web",
-    "mcp",
-    "db",
-    "doctor",
-)
 
 
 class Deferred(argparse.ArgumentParser):
