@@ -93,3 +93,26 @@ def test_the_check_against_held_saves_leaves_the_index_as_it_was(workspace: Work
     found = memory.may_update("ops", "Staging database for ledger is quokka-7.", held)
     assert [u.entry for u in found] == [held[0]] and found[0].held
     assert (subjects.lines, subjects.postings) == before
+
+
+def test_a_running_service_writes_the_index_only_when_it_is_far_behind(
+    workspace: Workspace,
+) -> None:
+    """A service that holds the index (the dashboard, `serve`) follows what other programs
+    append and writes the file again only once it is TERMS_BEHIND entries behind — not once
+    for every append it followed."""
+    from oryxtui.memory.service.currency import TERMS_BEHIND
+
+    _filled(workspace)
+    running = _fresh(workspace)
+    running.may_update("ops", NEW)  # reads the file: its index is the file's
+    kept = _terms(workspace)
+    written = kept.read_bytes()
+    for n in range(3):
+        _fresh(workspace).save("ops", f"Nightly backup {n} of ledger finished.")  # another program
+        assert [u.entry.content for u in running.may_update("ops", NEW)] == [OLD]
+    assert kept.read_bytes() == written  # followed, not written again
+    for n in range(TERMS_BEHIND):
+        _fresh(workspace).save("ops", f"Hourly check {n} of payouts: green.")
+    running.may_update("ops", NEW)
+    assert json.loads(kept.read_bytes())["count"] == len(ROUTINE) + 2 + 3 + TERMS_BEHIND

@@ -109,7 +109,9 @@ class ServiceBase:
         self.recall_setup = recall_setup
         self._engine: RecallEngine | None = None
         self._engine_lock = threading.Lock()
-        self._subjects: dict[str | None, tuple[Hashable, Subjects]] = {}  # the check's index
+        # The check's index of each memory: (its version, the index, how many of its entries
+        # the term index kept beside the memory holds — None: none of these entries).
+        self._subjects: dict[str | None, tuple[Hashable, Subjects, int | None]] = {}
         self._subjects_lock = threading.Lock()
         self._timelines: dict[str | None, Timeline] = {}  # each history replayed (as of)
         self.checks_updates = True  # [memory] may_update
@@ -290,8 +292,9 @@ class ServiceBase:
         store, cache = self.store, self._subjects
         if name in cache and entry.scope is Scope.ARCHIVAL and isinstance(store, Rankable):
             with self._subjects_lock:
-                cache[name][1].add(entry)
-                cache[name] = (store.corpus_version(name), cache[name][1])
+                _, subjects, on_disk = cache[name]
+                subjects.add(entry)
+                cache[name] = (store.corpus_version(name), subjects, on_disk)
 
     def _recorded(self, so: str = " oryxtui can read; its server has its own") -> Recorded:
         """The store, when it keeps a history; mem0 does not (one sentence, `so` its end)."""

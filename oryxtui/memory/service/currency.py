@@ -184,18 +184,23 @@ class Currency(Steering, Chronicle, Relating):
         kept_at = getattr(store, "terms_file", None)
         path = kept_at(name) if kept_at is not None else None
         lines = lines_of(entries)
-        kept = read_terms(path, lines) if path is not None and known is None else None
-        made = None if kept is None else Subjects.kept(lines[: len(kept)], kept)
-        if made is None:
-            kept = None  # none, or not terms: made anew (and written)
-        subjects = known[1] if known is not None else made if made is not None else Subjects()
+        # How many of the entries the file holds (None: none of these — made anew, written).
+        on_disk: int | None = None
+        if known is not None:
+            _, subjects, on_disk = known
+        else:
+            kept = read_terms(path, lines) if path is not None else None
+            made = None if kept is None else Subjects.kept(lines[: len(kept)], kept)
+            subjects = made if made is not None else Subjects()
+            on_disk = None if made is None or kept is None else len(kept)
         with self._subjects_lock:
             if not subjects.follow(entries):  # another writer appended: only theirs is read
-                subjects = Subjects(entries)
-            cache[name] = (version, subjects)
-            behind = len(subjects.lines) - (0 if kept is None else len(kept))
-            if path is not None and (kept is None or behind > TERMS_BEHIND):
+                subjects, on_disk = Subjects(entries), None
+            behind = len(subjects.lines) - (on_disk or 0)
+            if path is not None and (on_disk is None or behind > TERMS_BEHIND):
                 write_terms(path, subjects.lines, subjects.terms)
+                on_disk = len(subjects.lines)
+            cache[name] = (version, subjects, on_disk)
         return subjects
 
     def about(self, agent: AgentArg, content: str) -> frozenset[str]:
